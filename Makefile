@@ -1,0 +1,41 @@
+# okl — `make help` lists the targets. Everything runs in .venv, created on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+.PHONY: help install run test bench figures lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
+
+install: $(STAMP)  ## create .venv and install okl (editable) with its dev tools
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: install  ## run the default experiment (pkawv_taylor on the built-in synthetic stream)
+	$(VENV)/bin/okl-run
+
+test: install  ## run the test suite
+	$(PY) -m pytest -q
+
+bench: install  ## speed and memory benchmarks (µs/round, peak RSS)
+	$(PY) scripts/bench.py
+
+figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
+	$(PY) scripts/figures.py
+
+lint: install  ## ruff
+	$(VENV)/bin/ruff check okl conf tests scripts
+	$(VENV)/bin/ruff format --check okl conf tests scripts
+
+clean:  ## remove the virtual environment and caches (results/ and figures/ are kept)
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Hydra configuration tree, installed as the package ``okl.conf`` (see pyproject.toml)."""

@@ -1,0 +1,103 @@
+"""``okl-run``: run one experiment, or a sweep with ``-m`` (Hydra, ``version_base="1.3"``).
+
+Examples::
+
+    okl-run                                          # pkawv_taylor on the built-in synthetic stream
+    okl-run learner=pkawv_taylor dataset=susy M=2
+    okl-run -m learner=pkrr_taylor,fogd seed=0,1,2 hydra/launcher=joblib
+
+Every error a user can fix ends in one line on stderr (exit status 2), never a traceback; set
+``OKL_DEBUG=1`` to see the traceback anyway. Ctrl-C exits with status 130 after saving the rounds
+already played.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+PROG = "okl-run"
+
+
+def main() -> None:
+    # BLAS reads its thread count when numpy loads: pin it before any numerical import.
+    threads = os.environ.get("OKL_BLAS_THREADS", "1")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # let errors reach describe() instead of Hydra's printer
+    debug = bool(os.environ.get("OKL_DEBUG"))
+    try:
+        import hydra
+
+        import okl.config  # noqa: F401  (registers the root schema and the plugins)
+
+        hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the rounds played so far are saved", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        _fail(describe(exc))
+
+
+def _fail(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _task(cfg) -> str:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from okl import config, runner
+    from okl.errors import OklError
+
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    try:
+        plan = config.plan(cfg)
+        outcome = runner.execute(plan, progress=plan.run.progress and not multirun)
+        print(outcome.summary(plan), flush=True)
+        if outcome.status == "failed":
+            raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run_dir})")
+    except OklError as exc:
+        if multirun:  # Hydra names the failing job's overrides, then main() prints the message
+            raise
+        _fail(str(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
+    if outcome.status == "interrupted":
+        raise KeyboardInterrupt
+    return outcome.status
+
+
+def describe(exc: BaseException) -> str:
+    """One line saying what went wrong and what to change."""
+    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from okl.errors import OklError
+
+    if isinstance(exc, OklError):
+        return str(exc)
+    cause = exc.__cause__
+    if isinstance(exc, MissingConfigException) and exc.options is not None and exc.missing_cfg_file:
+        group, _, name = exc.missing_cfg_file.rpartition("/")
+        return f"unknown {group or 'config'} {name!r}; choose one of: {', '.join(sorted(exc.options))}"
+    if isinstance(exc, ConfigCompositionException) and isinstance(cause, OmegaConfBaseException):
+        key = getattr(cause, "full_key", None) or getattr(cause, "key", None)
+        if str(exc).startswith("Could not override"):
+            parent = getattr(cause, "parent_node", None)
+            keys = sorted(str(k) for k in parent if k != "hydra") if parent is not None else []
+            where = f" (valid keys here: {', '.join(keys)})" if keys else ""
+            return f"unknown key {key!r}{where}"
+        override = str(exc).removeprefix("Error merging override ")
+        return f"bad value in {override!r}: {_first_line(cause)}"
+    if isinstance(exc, OverrideParseException):
+        return f"cannot parse the command line: {_first_line(exc)}"
+    if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
+        return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
+    return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,114 @@
+"""Typed configuration: the root schema, its checks, and the plan of one run.
+
+Hydra composes ``conf/config.yaml`` over the structured root schema :class:`RunConfig` (so that a
+wrong type such as ``M=abc`` fails at composition), then :func:`plan` validates each group against
+its registry's ``Params`` dataclass and builds the dataset and the learner before anything is
+written. Every failure is a :class:`~okl.errors.ConfigError` (or ``ResourceError``) with one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from okl.datasets import DATASETS, Dataset
+from okl.errors import ConfigError
+from okl.learners import LEARNERS, Learner
+from okl.sink import SINKS
+from okl.validation import integer_at_least, positive
+
+GROUPS = ("dataset", "learner", "sink")
+
+
+@dataclass
+class RunConfig:
+    """Top-level keys of a run; learner and dataset configs interpolate them (``sigma: ${sigma}``).
+
+    M: Taylor degree; sigma: Gaussian bandwidth σ; lam: regularisation λ; seed: random seed of the
+    stream and the learner; n: maximal number of rounds (None: the whole stream); timeout_s: wall
+    clock budget of the learner (None: none); block: rounds per learner call (1: the per-round
+    loop); progress: show a progress bar (single runs only).
+    """
+
+    dataset: Any = None
+    learner: Any = None
+    sink: Any = None
+    M: int = 2
+    sigma: float = 1.0
+    lam: float = 1.0
+    seed: int = 0
+    n: int | None = None
+    timeout_s: float | None = None
+    block: int = 64
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        integer_at_least("M", self.M, 0)
+        positive("sigma", self.sigma)
+        positive("lam", self.lam)
+        integer_at_least("seed", self.seed, 0)
+        if self.n is not None:
+            integer_at_least("n", self.n, 1)
+        if self.timeout_s is not None:
+            positive("timeout_s", self.timeout_s)
+        integer_at_least("block", self.block, 1)
+
+
+ConfigStore.instance().store(name="okl_schema", node=RunConfig)
+
+
+@dataclass
+class Plan:
+    """Everything one run needs, validated: built objects, the run's identity and its config."""
+
+    run: RunConfig
+    dataset: Dataset
+    learner: Learner
+    sink: Any
+    rounds: int
+    run_id: str
+    config: dict[str, Any] = field(repr=False)
+
+    @property
+    def partition(self) -> dict[str, object]:
+        """Hive-style keys of the run directory, in order."""
+        return {"learner": self.learner.name, "dataset": self.dataset.name, "seed": self.run.seed, "run": self.run_id}
+
+    def run_dir(self) -> Path:
+        return Path(self.sink.root).joinpath(*(f"{k}={v}" for k, v in self.partition.items()))
+
+
+def plan(cfg: DictConfig) -> Plan:
+    """Validate a composed config and build the run's dataset, learner and sink parameters."""
+    try:
+        values = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"cannot resolve the configuration: {str(exc).splitlines()[0]}") from None
+    nodes = {}
+    for group in GROUPS:
+        node = values.get(group)
+        if not isinstance(node, dict) or "name" not in node:
+            raise ConfigError(f"no {group} selected: add {group}=<name> to the command line")
+        nodes[group] = dict(node)
+    run = RunConfig(**values)
+    dataset = DATASETS.get(nodes["dataset"].pop("name"))(**nodes["dataset"])
+    rounds = dataset.n if run.n is None else min(run.n, dataset.n)
+    learner = LEARNERS.get(nodes["learner"].pop("name"))(dataset.d, horizon=rounds, **nodes["learner"])
+    sink_name = nodes["sink"].pop("name")
+    sink = SINKS.params(sink_name, nodes["sink"])
+    identity = {
+        "dataset": {"name": dataset.name, **dataclasses.asdict(dataset.params)},
+        "learner": {"name": learner.name, **dataclasses.asdict(learner.params)},
+        "rounds": rounds,
+        "seed": run.seed,
+    }
+    run_id = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+    return Plan(run=run, dataset=dataset, learner=learner, sink=sink, rounds=rounds, run_id=run_id, config=values)

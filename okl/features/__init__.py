@@ -1,0 +1,1 @@
+"""Explicit feature maps approximating the Gaussian kernel: Taylor basis, random Fourier features."""

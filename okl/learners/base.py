@@ -1,0 +1,76 @@
+"""The learner protocol (river-style ``predict_one`` / ``learn_one``) and the learner registry.
+
+Online protocol at round t: the learner receives x_t, predicts ŷ_t using x_1..x_t and
+y_1..y_{t-1} only, then receives y_t. ``predict_learn_block(X, y)`` plays B consecutive rounds and
+must return exactly what the per-round loop returns (to floating-point round-off); learners override
+it when they can batch the rounds with BLAS-3 work.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from okl.registry import Registry, build_params
+from okl.validation import integer_at_least
+
+LEARNERS = Registry("learner")
+register = LEARNERS.register
+
+
+class Learner(ABC):
+    """Base class. Subclasses define a ``Params`` dataclass and register with ``@register(key)``.
+
+    Parameters
+    ----------
+    d:
+        Input dimension.
+    horizon:
+        Number of rounds the run plans (``None`` if unknown). Learners whose tuning depends on the
+        horizon (FOGD's η = 1/√n) read it; the others ignore it.
+    **params:
+        Hyperparameters, validated by ``Params``.
+    """
+
+    name: ClassVar[str] = ""
+    Params: ClassVar[type]
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
+        integer_at_least("d", d, 1)
+        self.d = int(d)
+        self.horizon = horizon
+        self.params = build_params("learner", self.name or type(self).__name__, self.Params, params)
+
+    @abstractmethod
+    def predict_one(self, x: np.ndarray) -> float:
+        """Prediction ŷ_t for input x_t; does not change the learner."""
+
+    @abstractmethod
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        """Reveal the label y_t of x_t."""
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Play the rounds (X[i], y[i]) in order; return the predictions made before each label."""
+        out = np.empty(len(y))
+        for i in range(len(y)):
+            out[i] = self.predict_one(X[i])
+            self.learn_one(X[i], y[i])
+        return out
+
+    @property
+    @abstractmethod
+    def model_size(self) -> int:
+        """Size of the model after the last round: features, dictionary or support vectors."""
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        """Per-round diagnostics for the last ``rounds`` rounds played (values after each round).
+
+        The default repeats the current model size; learners whose size changes inside a block
+        override it.
+        """
+        return {"model_size": np.full(rounds, self.model_size, dtype=np.int64)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(d={self.d}, {self.params})"

@@ -1,0 +1,76 @@
+"""PKAWV with the Taylor basis of the Gaussian kernel (pkawv_jezequel2019, §3.1, Theorem 4).
+
+PKAWV (eq. (4)) with the fixed subspace H = Span(G_M) of eq. (6) is linear AWV on the r = C(d+M, M)
+Taylor features (Appendix H.1, Algorithm 1):
+
+    ŷ_t = φ(x_t)ᵀ A_t⁻¹ b_{t-1},   A_t = λI + Σ_{s<=t} φ(x_s)φ(x_s)ᵀ,   b_{t-1} = Σ_{s<t} y_s φ(x_s).
+
+Blocks run through :class:`~okl.linalg.online_ridge.OnlineRidge` (LDLᵀ innovations, BLAS-3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from okl.features.taylor import TaylorFeatures, taylor_dim
+from okl.learners.base import Learner, register
+from okl.linalg.online_ridge import OnlineRidge
+from okl.system import available_memory, require_memory
+from okl.validation import integer_at_least, positive
+
+
+@dataclass(frozen=True)
+class TaylorParams:
+    """M: maximal degree |k|; sigma: Gaussian bandwidth σ; lam: regularisation λ."""
+
+    M: int = 2
+    sigma: float = 1.0
+    lam: float = 1.0
+
+    def __post_init__(self) -> None:
+        integer_at_least("M", self.M, 0)
+        positive("sigma", self.sigma)
+        positive("lam", self.lam)
+
+
+@register("pkawv_taylor")
+class PKAWVTaylor(Learner):
+    """PKAWV on the Taylor features of eq. (6); the forecaster divides ridge by 1 + h_t."""
+
+    Params = TaylorParams
+    awv: ClassVar[bool] = True
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        p = self.params
+        r = taylor_dim(d, p.M)
+        require_memory(
+            OnlineRidge.state_bytes(r),
+            f"{self.name}: d={d}, M={p.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state",
+            f"lower M (M={_largest_fitting_degree(d, p.M)} fits) or reduce the input dimension",
+        )
+        self.features = TaylorFeatures(d, p.M, p.sigma)
+        self.ridge = OnlineRidge(self.features.dim, p.lam, awv=self.awv)
+
+    def predict_one(self, x: np.ndarray) -> float:
+        return self.ridge.predict(self.features.transform(x)[0])
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        self.ridge.update(self.features.transform(x)[0], y)
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self.ridge.predict_update_block(self.features.transform(X), y)
+
+    @property
+    def model_size(self) -> int:
+        return self.features.dim
+
+
+def _largest_fitting_degree(d: int, M: int) -> int:
+    free = available_memory()
+    while M > 0 and OnlineRidge.state_bytes(taylor_dim(d, M)) > free:
+        M -= 1
+    return M

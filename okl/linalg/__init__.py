@@ -1,0 +1,1 @@
+"""Numerical cores shared by learners: online ridge/AWV on features, exact kernel ridge/AWV."""

@@ -1,0 +1,126 @@
+"""Exact online kernel ridge regression and Kernel-AWV through a growing Cholesky factor.
+
+Notation (pkawv_jezequel2019, eq. (3)): after t rounds the learner keeps the inputs x_1..x_t, the
+lower Cholesky factor L_t of K_t + λI (K_t the t×t kernel matrix) and z_t = L_t⁻¹ y_{1:t}.
+
+For a new input x with k = (k(x_s, x))_{s<=t}, l = L_t⁻¹ k and d² = k(x, x) + λ - ||l||²:
+
+- kernel ridge predicts  ŷ = kᵀ (K_t + λI)⁻¹ y = lᵀ z_t;
+- Kernel-AWV (eq. (3)) is ridge with the extra pseudo-label 0 at x (the term f(x_t)²), which gives
+  ŷ = kᵀ(K_t + λI)⁻¹y · λ / d², i.e. ridge / (1 + h) with h = (k(x,x) - ||l||²)/λ = φᵀA⁻¹φ, the same
+  correction as in feature space;
+- learning y appends the row (lᵀ, d) to L and z_{t+1} = (y - lᵀz_t) / d.
+
+A block of B inputs appends B rows at once: W = L_t⁻¹ K(X_{1:t}, X_B), S = K_BB + λI - WᵀW = C Cᵀ,
+and the per-round predictions are the innovations y - c ∘ C⁻¹(y - Wᵀz_t) (c = diag C), divided by
+c²/λ for AWV, exactly as in :mod:`okl.linalg.online_ridge`.
+
+Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense, grown by 1.5× when full).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import blas, lapack, solve_triangular
+
+from okl.kernels import gaussian
+from okl.system import GIB, available_memory
+
+ROW_CHUNK = 512  # rows of L per forward-substitution step (gemm on the part left of the diagonal)
+
+
+class KernelMemoryError(MemoryError):
+    """The exact factor cannot grow any further on this machine."""
+
+
+class OnlineKernelRidge:
+    """State of exact online kernel ridge / Kernel-AWV with the Gaussian kernel."""
+
+    def __init__(self, d: int, sigma: float, lam: float, awv: bool) -> None:
+        self.sigma, self.lam, self.awv = sigma, lam, awv
+        self.t = 0
+        self.X = np.empty((0, d))
+        self.L = np.empty((0, 0))
+        self.z = np.empty(0)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _forward(self, K: np.ndarray) -> np.ndarray:
+        """L_t⁻¹ K for K (t×m), by row chunks: W_a = C_a⁻¹ (K_a - L[a, :a] W[:a])."""
+        t, L = self.t, self.L
+        W = np.empty_like(K)
+        for a in range(0, t, ROW_CHUNK):
+            b = min(a + ROW_CHUNK, t)
+            rhs = K[a:b] - L[a:b, :a] @ W[:a] if a else K[a:b]
+            W[a:b] = solve_triangular(L[a:b, a:b], rhs, lower=True, check_finite=False)
+        return W
+
+    def _reserve(self, rows: int) -> None:
+        """Make room for ``rows`` more rows in X, L and z."""
+        need = self.t + rows
+        cap = self.L.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, int(cap * 1.5), 64)
+        nbytes = 8 * new_cap * new_cap
+        if nbytes + 8 * cap * cap > available_memory():
+            raise KernelMemoryError(
+                f"the exact {need:,}×{need:,} Cholesky factor needs {nbytes / GIB:,.1f} GiB more "
+                f"memory than is available"
+            )
+        L = np.empty((new_cap, new_cap))
+        L[: self.t, : self.t] = self.L[: self.t, : self.t]
+        X = np.empty((new_cap, self.X.shape[1]))
+        X[: self.t] = self.X[: self.t]
+        z = np.empty(new_cap)
+        z[: self.t] = self.z[: self.t]
+        self.L, self.X, self.z = L, X, z
+
+    def _cross(self, Xn: np.ndarray) -> np.ndarray:
+        return gaussian(self.X[: self.t], Xn, self.sigma)
+
+    # -- per round -------------------------------------------------------------------------------
+    def _row(self, x: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """(l, d², ridge prediction) for input x."""
+        l = self._forward(self._cross(x[None, :]))[:, 0]
+        d2 = 1.0 + self.lam - float(l @ l)  # k(x, x) = 1 for the Gaussian kernel
+        return l, d2, float(l @ self.z[: self.t])
+
+    def predict(self, x: np.ndarray) -> float:
+        _, d2, ridge = self._row(x)
+        return ridge * self.lam / d2 if self.awv else ridge
+
+    def update(self, x: np.ndarray, y: float) -> None:
+        self._reserve(1)
+        l, d2, ridge = self._row(x)
+        t = self.t
+        d = np.sqrt(d2)
+        self.L[t, :t] = l
+        self.L[t, t] = d
+        self.z[t] = (y - ridge) / d
+        self.X[t] = x
+        self.t = t + 1
+
+    # -- block -----------------------------------------------------------------------------------
+    def predict_update_block(self, Xb: np.ndarray, y: np.ndarray) -> np.ndarray:
+        B, t = len(y), self.t
+        self._reserve(B)
+        W = self._forward(self._cross(Xb))  # t×B
+        S = gaussian(Xb, Xb, self.sigma)
+        S.flat[:: B + 1] = 1.0 + self.lam
+        if t:
+            S = blas.dsyrk(-1.0, W, trans=1, beta=1.0, c=np.asfortranarray(S), lower=1)
+        C, info = lapack.dpotrf(S, lower=1, clean=1)
+        if info != 0:
+            raise FloatingPointError(f"kernel block is not positive definite (dpotrf info={info})")
+        c = C.diagonal().copy()
+        e = y - W.T @ self.z[:t]
+        u = blas.dtrsv(C, e, lower=1)
+        pred = y - c * u
+        if self.awv:
+            pred *= self.lam / (c * c)
+        self.L[t : t + B, :t] = W.T
+        self.L[t : t + B, t : t + B] = C
+        self.z[t : t + B] = u
+        self.X[t : t + B] = Xb
+        self.t = t + B
+        return pred

@@ -1,0 +1,71 @@
+"""Plugin registries: a learner or dataset joins with one decorator and one YAML file.
+
+A registered class carries a ``Params`` dataclass (its typed schema, with range checks in
+``__post_init__``); the YAML file ``conf/<group>/<key>.yaml`` holds ``name: <key>`` and the
+defaults, usually interpolating the run's top-level keys (``sigma: ${sigma}``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from okl.errors import ConfigError
+
+
+class Registry:
+    """Maps registry keys to classes of one kind (``learner``, ``dataset``)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._classes: dict[str, type] = {}
+
+    def register(self, key: str) -> Callable[[type], type]:
+        """Class decorator: ``@LEARNERS.register("pkawv_taylor")``."""
+
+        def add(cls: type) -> type:
+            if key in self._classes:
+                raise RuntimeError(f"{self.kind} {key!r} is registered twice")
+            if not dataclasses.is_dataclass(getattr(cls, "Params", None)):
+                raise TypeError(f"{cls.__name__} needs a dataclass attribute 'Params'")
+            cls.name = key
+            self._classes[key] = cls
+            return cls
+
+        return add
+
+    def params(self, key: str, values: dict[str, Any]) -> Any:
+        """Validated ``Params`` of ``key`` built from plain values."""
+        return build_params(self.kind, key, self.get(key).Params, values)
+
+    def names(self) -> list[str]:
+        return sorted(self._classes)
+
+    def get(self, key: str) -> type:
+        try:
+            return self._classes[key]
+        except KeyError:
+            raise ConfigError(f"unknown {self.kind} {key!r}; choose one of: {', '.join(self.names())}") from None
+
+
+def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> Any:
+    """Instantiate the ``Params`` dataclass ``schema`` of ``kind`` ``key`` with one-line errors."""
+    fields = [f.name for f in dataclasses.fields(schema)]
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"unknown key {kind}.{unknown[0]} for {kind} {key!r}; its keys are: {', '.join(fields) or '(none)'}"
+        )
+    try:
+        return schema(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{kind} {key!r}: {exc}") from None
+
+
+def import_all(package: str, path: Iterable[str]) -> None:
+    """Import every module of a package, so that their ``@register`` decorators run."""
+    for module in pkgutil.iter_modules(path):
+        importlib.import_module(f"{package}.{module.name}")

@@ -1,0 +1,76 @@
+"""Read runs back: the rounds of many runs as one DataFrame, and their manifests.
+
+>>> from okl import results
+>>> rounds = results.load(learner="pkawv_taylor", dataset="synthetic")   # one row per round
+>>> runs = results.runs()                                                 # one row per run
+
+Partition keys (``learner``, ``dataset``, ``seed``, ``run``) come from the hive-style directory
+names, so they are columns of the result without being stored in the files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from okl.sink import PART_GLOB, read_manifest
+
+PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
+
+
+def default_root() -> Path:
+    """The results root: ``$OKL_RESULTS`` or ``results``."""
+    return Path(os.environ.get("OKL_RESULTS", "results"))
+
+
+def _run_dirs(root: Path, learner: str | None, dataset: str | None, seed: int | None, run: str | None) -> list[Path]:
+    keys = [("learner", learner), ("dataset", dataset), ("seed", seed), ("run", run)]
+    pattern = "/".join(f"{k}={'*' if v is None else v}" for k, v in keys)
+    return sorted(p for p in root.glob(pattern) if p.is_dir())
+
+
+def load(
+    root: str | Path | None = None,
+    *,
+    learner: str | None = None,
+    dataset: str | None = None,
+    seed: int | None = None,
+    run: str | None = None,
+    status: str | None = None,
+    columns: list[str] | None = None,
+) -> pd.DataFrame:
+    """Rounds of the runs under ``root`` matching the filters, with the partition keys as columns.
+
+    ``status`` keeps runs whose manifest has that status (e.g. ``"complete"``).
+    """
+    root = Path(root) if root is not None else default_root()
+    files = []
+    for run_dir in _run_dirs(root, learner, dataset, seed, run):
+        if status is not None and (read_manifest(run_dir) or {}).get("status") != status:
+            continue
+        files.extend(sorted(run_dir.glob(PART_GLOB)))
+    if not files:
+        return pd.DataFrame(columns=[*PARTITION.names, *(columns or [])])
+    data = ds.dataset(
+        [str(f) for f in files],
+        format="parquet",
+        partitioning=ds.partitioning(PARTITION, flavor="hive"),
+        partition_base_dir=str(root),
+    )
+    wanted = None if columns is None else [*PARTITION.names, *columns]
+    return data.to_table(columns=wanted).to_pandas()
+
+
+def runs(root: str | Path | None = None, **filters) -> pd.DataFrame:
+    """One row per run: partition keys, status, rounds, average loss, timings and the config."""
+    root = Path(root) if root is not None else default_root()
+    rows = []
+    for run_dir in _run_dirs(root, **{k: filters.get(k) for k in ("learner", "dataset", "seed", "run")}):
+        manifest = read_manifest(run_dir)
+        if manifest is not None:
+            rows.append({**manifest, "path": str(run_dir)})
+    return pd.DataFrame(rows)

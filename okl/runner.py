@@ -1,0 +1,226 @@
+"""The streaming runner: feeds a dataset to a learner block by block and records every round.
+
+For each chunk of the stream the runner checks the values are finite, plays blocks of ``block``
+rounds (``block = 1`` calls ``predict_one``/``learn_one`` round by round), computes the evaluation
+loss of the dataset's task and appends the rounds to the sink. It stops at ``n`` rounds, at the end
+of the stream, when the learner's cumulative time exceeds ``timeout_s`` (checked after each block,
+so a run may exceed it by one block), on Ctrl-C or SIGTERM, or on an error; in every case the rounds
+finished so far are written and ``run.json`` records the status (``complete``, ``timeout``,
+``interrupted``, ``failed``).
+
+Timing: ``elapsed_ns`` is the learner's cumulative time (``time.perf_counter_ns`` around learner
+calls; data generation, loss and I/O excluded). Inside a block the block's time is spread evenly
+over its rounds. BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+from tqdm import tqdm
+
+from okl.config import Plan
+from okl.errors import DataError, NumericalError, OklError
+from okl.losses import EVALUATION
+from okl.sink import ParquetSink, read_manifest
+from okl.system import git_state, peak_rss, tune_allocator, versions
+
+
+@dataclass
+class Outcome:
+    """What a run did: its status, rounds, average loss and where its files are."""
+
+    status: str
+    rounds: int
+    average_loss: float | None
+    run_dir: Path
+    learner_s: float = 0.0
+    error: str | None = None
+    skipped: bool = False
+
+    def summary(self, plan: Plan) -> str:
+        what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
+        if self.skipped:
+            return f"{what}: already complete in {self.run_dir} (sink.overwrite=true to redo it)"
+        loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
+        name = EVALUATION[plan.dataset.task][0]
+        return (
+            f"{what}: {self.status}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
+            f"average {name} loss {loss} -> {self.run_dir}/rounds-*.parquet"
+        )
+
+
+class _Timeout(Exception):
+    pass
+
+
+def execute(plan: Plan, progress: bool) -> Outcome:
+    """Run ``plan`` to completion (or timeout / interruption / failure) and return its outcome."""
+    run_dir = plan.run_dir()
+    previous = read_manifest(run_dir)
+    if previous and previous.get("status") == "complete" and not plan.sink.overwrite:
+        return Outcome("complete", previous["rounds"], previous.get("average_loss"), run_dir, skipped=True)
+
+    tune_allocator()
+    loss_name, loss_fn = EVALUATION[plan.dataset.task]
+    sink = ParquetSink(run_dir, plan.sink.part_rows)
+    sink.start(
+        {
+            **plan.partition,
+            "task": plan.dataset.task,
+            "loss": loss_name,
+            "planned_rounds": plan.rounds,
+            "block": plan.run.block,
+            "timeout_s": plan.run.timeout_s,
+            "config": plan.config,
+            "argv": sys.argv,
+            "versions": versions(),
+            "git": git_state(),
+            "started_at": _now(),
+        }
+    )
+    state = _Progress()
+    status, error = "complete", None
+    wall = time.perf_counter()
+    bar = tqdm(total=plan.rounds, unit="round", unit_scale=True, disable=not progress, file=sys.stderr)
+    blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
+    try:
+        with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
+            _play(plan, loss_fn, sink, state, bar)
+    except _Timeout:
+        status = "timeout"
+    except KeyboardInterrupt:
+        status = "interrupted"
+    except OklError as exc:
+        status, error = "failed", str(exc)
+    except Exception as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        bar.close()
+        with _signals_deferred():
+            sink.finish(
+                status=status,
+                error=error,
+                rounds=state.t,
+                average_loss=state.average,
+                learner_s=state.learner_ns / 1e9,
+                wall_s=time.perf_counter() - wall,
+                peak_rss_bytes=peak_rss(),
+                finished_at=_now(),
+            )
+    return Outcome(status, state.t, state.average, run_dir, state.learner_ns / 1e9, error)
+
+
+@dataclass
+class _Progress:
+    t: int = 0
+    cum_loss: float = 0.0
+    learner_ns: int = 0
+
+    @property
+    def average(self) -> float | None:
+        return self.cum_loss / self.t if self.t else None
+
+
+def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -> None:
+    learner, block, timeout_ns = plan.learner, plan.run.block, plan.run.timeout_s
+    timeout_ns = None if timeout_ns is None else int(timeout_ns * 1e9)
+    for X, y in plan.dataset.chunks():
+        take = min(len(y), plan.rounds - state.t)
+        if take <= 0:
+            break
+        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
+        _check_finite(plan.dataset.name, X, y, state.t)
+        for start in range(0, take, block):
+            Xb, yb = X[start : start + block], y[start : start + block]
+            m = len(yb)
+            t0 = time.perf_counter_ns()
+            if block == 1:
+                y_hat = np.array([learner.predict_one(Xb[0])])
+                learner.learn_one(Xb[0], yb[0])
+            else:
+                y_hat = learner.predict_learn_block(Xb, yb)
+            dt = time.perf_counter_ns() - t0
+            if not np.isfinite(y_hat).all():
+                bad = state.t + 1 + int(np.argmin(np.isfinite(y_hat)))
+                raise NumericalError(
+                    f"{learner.name} predicted a non-finite value at round {bad:,}: "
+                    f"check its step size or regularisation (learner.*)"
+                )
+            loss = loss_fn(yb, y_hat)
+            cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss)))[1:]
+            columns = {
+                "t": np.arange(state.t + 1, state.t + m + 1, dtype=np.int64),
+                "y": yb,
+                "y_hat": y_hat,
+                "loss": loss,
+                "cum_loss": cum,
+                "elapsed_ns": state.learner_ns + dt * np.arange(1, m + 1, dtype=np.int64) // m,
+                **learner.diagnostics(m),
+            }
+            sink.append(columns)
+            state.t += m
+            state.cum_loss = float(cum[-1])
+            state.learner_ns += dt
+            bar.update(m)
+            bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
+            if timeout_ns is not None and state.learner_ns > timeout_ns:
+                raise _Timeout
+
+
+def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
+    for what, values in (("x", X), ("y", y)):
+        finite = np.isfinite(values)
+        if not finite.all():
+            row = offset + 1 + int(np.argmin(finite.reshape(len(values), -1).all(axis=1)))
+            raise DataError(
+                f"dataset {name!r} has a non-finite {what} at round {row:,}: clean the data or "
+                f"choose a missing-value policy for this dataset"
+            )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM (e.g. a scheduler ending the job) like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Block SIGINT/SIGTERM while the last part and the manifest are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)

@@ -1,0 +1,37 @@
+"""Range checks for hyperparameter dataclasses (called from their ``__post_init__``).
+
+Each check raises :class:`~okl.errors.ConfigError` with a message naming the key, the value received
+and what is allowed, so that the command line can print it as a single actionable line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from numbers import Integral, Real
+
+from okl.errors import ConfigError
+
+
+def positive(name: str, value: object) -> None:
+    """Require a finite real number > 0."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a finite number > 0 (got {value!r})")
+
+
+def non_negative(name: str, value: object) -> None:
+    """Require a finite real number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name} must be a finite number >= 0 (got {value!r})")
+
+
+def integer_at_least(name: str, value: object, low: int) -> None:
+    """Require an integer >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise ConfigError(f"{name} must be an integer >= {low} (got {value!r})")
+
+
+def one_of(name: str, value: object, options: Collection[str]) -> None:
+    """Require ``value`` to be one of ``options``."""
+    if value not in options:
+        raise ConfigError(f"{name} must be one of {', '.join(sorted(options))} (got {value!r})")
