@@ -27,13 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 from tqdm import tqdm
 
 from okl.config import Plan
 from okl.errors import DataError, NumericalError, OklError
 from okl.losses import EVALUATION
-from okl.sink import ParquetSink, read_manifest
+from okl.sink import ROUNDS, ParquetSink, read_manifest
 from okl.system import git_state, peak_rss, tune_allocator, versions
 
 
@@ -57,7 +57,7 @@ class Outcome:
         name = EVALUATION[plan.dataset.task][0]
         return (
             f"{what}: {self.status}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
-            f"average {name} loss {loss} -> {self.run_dir}/rounds-*.parquet"
+            f"average {name} loss {loss} -> {self.run_dir / ROUNDS}"
         )
 
 
@@ -97,6 +97,7 @@ def execute(plan: Plan, progress: bool) -> Outcome:
     blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
     try:
         with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
+            sink.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
             _play(plan, loss_fn, sink, state, bar)
     except _Timeout:
         status = "timeout"
@@ -153,13 +154,14 @@ def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -
             else:
                 y_hat = learner.predict_learn_block(Xb, yb)
             dt = time.perf_counter_ns() - t0
-            if not np.isfinite(y_hat).all():
-                bad = state.t + 1 + int(np.argmin(np.isfinite(y_hat)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss = loss_fn(yb, y_hat)
+            if not np.isfinite(loss).all():
+                bad = state.t + 1 + int(np.argmin(np.isfinite(loss)))
                 raise NumericalError(
-                    f"{learner.name} predicted a non-finite value at round {bad:,}: "
-                    f"check its step size or regularisation (learner.*)"
+                    f"{learner.name} predicted {y_hat[bad - state.t - 1]:.3g} at round {bad:,}, a non-finite "
+                    f"loss: check its step size or regularisation (learner.*)"
                 )
-            loss = loss_fn(yb, y_hat)
             cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss)))[1:]
             columns = {
                 "t": np.arange(state.t + 1, state.t + m + 1, dtype=np.int64),

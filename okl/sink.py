@@ -3,9 +3,12 @@
 Layout (hive-style keys, ``run`` = content hash of the run's identity)::
 
     <root>/learner=<key>/dataset=<key>/seed=<s>/run=<hash>/
-        rounds-00000.parquet   rounds 1 .. part_rows
-        rounds-00001.parquet   ...
-        run.json               resolved config, versions, status, rounds done, timings, peak RSS
+        rounds/part-00000.parquet   rounds 1 .. part_rows
+        rounds/part-00001.parquet   ...
+        run.json                    resolved config, versions, status, rounds done, timings, peak RSS
+
+``rounds/`` is a Parquet dataset: ``pandas.read_parquet(run_dir / "rounds")`` reads one run,
+:func:`okl.results.load` many.
 
 Columns: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns`` (learner
 time, cumulative), the learner's diagnostics (``model_size``, ...), and ``regret`` (reserved, null).
@@ -34,7 +37,8 @@ from okl.validation import integer_at_least
 
 SINKS = Registry("sink")
 MANIFEST = "run.json"
-PART_GLOB = "rounds-*.parquet"
+ROUNDS = "rounds"
+PART_GLOB = f"{ROUNDS}/part-*.parquet"
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ class ParquetSink:
 
     def start(self, manifest: dict[str, Any]) -> None:
         """Create (or clear) the run directory and write the initial manifest."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / ROUNDS).mkdir(parents=True, exist_ok=True)
         for stale in self.run_dir.glob(PART_GLOB):
             stale.unlink()
         self.manifest = {**manifest, "status": "running", "rounds": 0, "parts": []}
@@ -117,12 +121,12 @@ class ParquetSink:
             name: "DELTA_BINARY_PACKED" if pa.types.is_integer(col.type) else "BYTE_STREAM_SPLIT"
             for name, col in zip(table.column_names, table.columns, strict=False)
         }
-        path = self.run_dir / f"rounds-{len(self.manifest['parts']):05d}.parquet"
+        path = self.run_dir / ROUNDS / f"part-{len(self.manifest['parts']):05d}.parquet"
         _write_atomic(
             path,
             lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=False, column_encoding=encoding),
         )
-        self.manifest["parts"].append(path.name)
+        self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
         self.rounds += n
         self.manifest["rounds"] = self.rounds
 

@@ -18,7 +18,7 @@ import numpy as np
 from okl.features.taylor import TaylorFeatures, taylor_dim
 from okl.learners.base import Learner, register
 from okl.linalg.online_ridge import OnlineRidge
-from okl.system import available_memory, require_memory
+from okl import system
 from okl.validation import integer_at_least, positive
 
 
@@ -47,7 +47,7 @@ class PKAWVTaylor(Learner):
         super().__init__(d, horizon=horizon, **params)
         p = self.params
         r = taylor_dim(d, p.M)
-        require_memory(
+        system.require_memory(
             OnlineRidge.state_bytes(r),
             f"{self.name}: d={d}, M={p.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state",
             f"lower M (M={_largest_fitting_degree(d, p.M)} fits) or reduce the input dimension",
@@ -70,7 +70,7 @@ class PKAWVTaylor(Learner):
 
 
 def _largest_fitting_degree(d: int, M: int) -> int:
-    free = available_memory()
+    free = system.available_memory()
     while M > 0 and OnlineRidge.state_bytes(taylor_dim(d, M)) > free:
         M -= 1
     return M

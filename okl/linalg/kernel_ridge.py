@@ -12,8 +12,8 @@ For a new input x with k = (k(x_s, x))_{s<=t}, l = L_t⁻¹ k and d² = k(x, x) 
 - learning y appends the row (lᵀ, d) to L and z_{t+1} = (y - lᵀz_t) / d.
 
 A block of B inputs appends B rows at once: W = L_t⁻¹ K(X_{1:t}, X_B), S = K_BB + λI - WᵀW = C Cᵀ,
-and the per-round predictions are the innovations y - c ∘ C⁻¹(y - Wᵀz_t) (c = diag C), divided by
-c²/λ for AWV, exactly as in :mod:`okl.linalg.online_ridge`.
+and the per-round predictions are the innovations of :mod:`okl.linalg.innovations` with m = Wᵀz_t
+(divided by c²/λ for AWV, c = diag C); z grows by u = C⁻¹(y - m).
 
 Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense, grown by 1.5× when full).
 """
@@ -24,7 +24,8 @@ import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
 from okl.kernels import gaussian
-from okl.system import GIB, available_memory
+from okl import system
+from okl.linalg.innovations import one_step_ahead
 
 ROW_CHUNK = 512  # rows of L per forward-substitution step (gemm on the part left of the diagonal)
 
@@ -62,10 +63,11 @@ class OnlineKernelRidge:
             return
         new_cap = max(need, int(cap * 1.5), 64)
         nbytes = 8 * new_cap * new_cap
-        if nbytes + 8 * cap * cap > available_memory():
+        free = system.available_memory()
+        if nbytes + 8 * cap * cap > free:
             raise KernelMemoryError(
-                f"the exact {need:,}×{need:,} Cholesky factor needs {nbytes / GIB:,.1f} GiB more "
-                f"memory than is available"
+                f"growing the exact Cholesky factor to {new_cap:,}×{new_cap:,} needs "
+                f"{nbytes / system.GIB:,.1f} GiB but {free / system.GIB:,.1f} GiB are available"
             )
         L = np.empty((new_cap, new_cap))
         L[: self.t, : self.t] = self.L[: self.t, : self.t]
@@ -113,9 +115,7 @@ class OnlineKernelRidge:
         if info != 0:
             raise FloatingPointError(f"kernel block is not positive definite (dpotrf info={info})")
         c = C.diagonal().copy()
-        e = y - W.T @ self.z[:t]
-        u = blas.dtrsv(C, e, lower=1)
-        pred = y - c * u
+        pred, u = one_step_ahead(C, W.T @ self.z[:t], y)
         if self.awv:
             pred *= self.lam / (c * c)
         self.L[t : t + B, :t] = W.T

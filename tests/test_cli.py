@@ -1,0 +1,211 @@
+"""okl-run end to end: Parquet and run.json content, errors, timeouts, interruptions, sweeps."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from okl import results
+
+FAST = ("dataset.length=3000", "progress=false")
+
+
+def manifest(run_dir):
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def only_run(root):
+    (run_dir,) = list(root.glob("learner=*/dataset=*/seed=*/run=*"))
+    return run_dir
+
+
+def test_default_run_writes_rounds_and_manifest(okl_run, results_root):
+    code, out, err = okl_run(*FAST)
+    assert code == 0, err
+    run_dir = only_run(results_root)
+    assert run_dir.relative_to(results_root).parts[:3] == ("learner=pkawv_taylor", "dataset=synthetic", "seed=0")
+    assert str(run_dir / "rounds") in out and "average square loss" in out
+    m = manifest(run_dir)
+    assert m["status"] == "complete" and m["rounds"] == m["planned_rounds"] == 3000
+    assert m["config"]["learner"] == {"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": 1.0}
+    assert m["versions"]["numpy"] and m["blas_threads"] == 1 and m["peak_rss_bytes"] > 0
+    assert {"wall_s", "learner_s", "started_at", "finished_at", "git", "seed"} <= set(m)
+    df = pd.read_parquet(run_dir / "rounds")
+    assert list(df.columns) == ["t", "y", "y_hat", "loss", "cum_loss", "elapsed_ns", "model_size", "regret"]
+    np.testing.assert_array_equal(df.t, np.arange(1, 3001))
+    np.testing.assert_allclose(df.loss, (df.y - df.y_hat) ** 2, rtol=0, atol=0)
+    np.testing.assert_allclose(df.cum_loss, np.cumsum(df.loss), rtol=1e-12)
+    assert (np.diff(df.elapsed_ns) >= 0).all() and df.elapsed_ns.iloc[-1] > 0
+    assert (df.model_size == 45).all()  # C(8+2, 2) features for d = 8
+    assert df.regret.isna().all()
+    assert m["average_loss"] == pytest.approx(df.loss.mean(), rel=1e-12)
+    assert f"{m['average_loss']:.6g}" in out
+
+
+def test_binary_stream_reports_zero_one_error(okl_run, results_root):
+    code, _, err = okl_run(*FAST, "dataset.task=binary", "learner=fogd")
+    assert code == 0, err
+    df = results.load()
+    expected = (df.y * df.y_hat <= 0).astype(float)
+    np.testing.assert_array_equal(df.loss, expected)
+    assert manifest(only_run(results_root))["loss"] == "zero_one"
+    assert set(df.y) == {-1.0, 1.0}
+
+
+def test_same_config_and_seed_give_identical_parquet(okl_run, tmp_path, monkeypatch):
+    tables = []
+    for root in ("a", "b"):
+        monkeypatch.setenv("OKL_RESULTS", str(tmp_path / root))
+        assert okl_run(*FAST, "learner=fogd")[0] == 0
+        tables.append(pq.read_table(only_run(tmp_path / root) / "rounds").drop_columns(["elapsed_ns"]))
+    assert tables[0].equals(tables[1])
+
+
+def test_block_size_and_per_round_loop_agree(okl_run, results_root):
+    for block in (1, 64, 1000):
+        assert okl_run(*FAST, "dataset.length=600", f"block={block}", "sink.overwrite=true")[0] == 0
+        (run_dir,) = list(results_root.glob("learner=*/dataset=*/seed=*/run=*"))
+        df = pd.read_parquet(run_dir / "rounds")
+        if block == 1:
+            reference = df.y_hat.to_numpy()
+        np.testing.assert_allclose(df.y_hat, reference, rtol=1e-10, atol=1e-13)
+
+
+def test_complete_runs_are_skipped_and_overwrite_redoes_them(okl_run, results_root):
+    assert okl_run(*FAST)[0] == 0
+    code, out, _ = okl_run(*FAST)
+    assert code == 0 and "already complete" in out
+    code, out, _ = okl_run(*FAST, "sink.overwrite=true")
+    assert code == 0 and "already complete" not in out
+
+
+def test_sweep_writes_one_directory_per_run(okl_run, results_root):
+    code, out, err = okl_run("-m", "learner=pkrr_taylor,fogd", "seed=0,1", *FAST)
+    assert code == 0, err
+    runs = results.runs()
+    assert sorted(zip(runs.learner, runs.seed, strict=True)) == [
+        ("fogd", 0),
+        ("fogd", 1),
+        ("pkrr_taylor", 0),
+        ("pkrr_taylor", 1),
+    ]
+    assert (runs.status == "complete").all()
+    rounds = results.load()
+    assert len(rounds) == 4 * 3000 and set(rounds.columns) >= {"learner", "dataset", "seed", "run", "t", "loss"}
+    assert rounds.seed.dtype == np.int64
+
+
+def test_joblib_sweep_runs_in_parallel_with_one_blas_thread_per_worker(okl_run, results_root):
+    code, _, err = okl_run("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1", *FAST)
+    assert code == 0, err
+    runs = results.runs()
+    assert sorted(runs.seed) == [0, 1] and (runs.status == "complete").all()
+    assert (runs.blas_threads == 1).all()
+
+
+def test_timeout_keeps_the_rounds_played(okl_run, results_root):
+    code, out, _ = okl_run("learner=krr", "timeout_s=0.3", "progress=false")
+    assert code == 0 and "timeout" in out
+    m = manifest(only_run(results_root))
+    assert m["status"] == "timeout" and 0 < m["rounds"] < m["planned_rounds"]
+    assert m["learner_s"] >= 0.3
+    assert len(results.load()) == m["rounds"]
+
+
+def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_run, results_root):
+    code, _, err = okl_run(*FAST, "learner=fogd", "learner.eta=50")
+    assert code == 2
+    assert err.startswith("okl-run: error: fogd predicted ") and err.count("\n") == 1
+    assert "a non-finite loss: check its step size" in err
+    m = manifest(only_run(results_root))
+    assert m["status"] == "failed" and "non-finite loss" in m["error"]
+    assert len(results.load()) == m["rounds"] > 0
+
+
+BAD_INPUTS = [
+    (
+        ["learner=pkawv_tayler"],
+        "unknown learner 'pkawv_tayler'; choose one of: fogd, kernel_awv, krr, pkawv_taylor, pkrr_taylor",
+    ),
+    (["dataset=nope"], "unknown dataset 'nope'; choose one of:"),
+    (["M=abc"], "bad value in 'M=abc': Value 'abc' of type 'str' could not be converted to Integer"),
+    (["learner.gamma=1"], "unknown key 'learner.gamma' (valid keys here: M, lam, name, sigma)"),
+    (["+learner.gamma=1"], "unknown key learner.gamma for learner 'pkawv_taylor'; its keys are: M, sigma, lam"),
+    (["foo=1"], "unknown key 'foo'"),
+    (["sigma=0"], "sigma must be a finite number > 0 (got 0.0)"),
+    (["lam=-1"], "lam must be a finite number > 0 (got -1.0)"),
+    (["learner.sigma=-2"], "learner 'pkawv_taylor': sigma must be a finite number > 0 (got -2)"),
+    (["n=0"], "n must be an integer >= 1 (got 0)"),
+    (["block=0"], "block must be an integer >= 1"),
+    (["M=5", "dataset.d=22"], "pkawv_taylor: d=22, M=5 gives 80,730 Taylor features"),
+    (["learner=fogd", "learner.loss=hing"], "learner 'fogd': loss must be one of hinge, logistic, square"),
+    (["M="], "bad value in 'M='"),
+    (["learner="], "learner"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD_INPUTS)
+def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
+    code, out, err = okl_run(*overrides, "progress=false")
+    assert code == 2
+    assert err.startswith("okl-run: error: ") and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not results_root.exists()  # nothing ran, nothing written
+
+
+def _spawn(root, *overrides):
+    env = {**os.environ, "OKL_RESULTS": str(root)}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from okl.cli import main; main()", *overrides, "progress=false"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _wait_for_parts(root, count, proc, limit=60):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        m = [json.loads(p.read_text()) for p in root.glob("*/*/*/*/run.json")]
+        if m and len(m[0].get("parts", [])) >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no parts written in time")
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "code"), [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "interrupted", 130)]
+)
+def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
+    proc = _spawn(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    _wait_for_parts(tmp_path, 2, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
+    m = manifest(only_run(tmp_path))
+    assert m["status"] == status and m["rounds"] >= 1000
+    df = results.load(tmp_path)
+    np.testing.assert_array_equal(df.t, np.arange(1, m["rounds"] + 1))
+
+
+def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
+    proc = _spawn(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    _wait_for_parts(tmp_path, 2, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    run_dir = only_run(tmp_path)
+    m = manifest(run_dir)
+    assert m["status"] == "running" and m["rounds"] == 500 * len(m["parts"]) >= 1000
+    df = results.load(tmp_path)
+    assert len(df) >= m["rounds"]  # a part closed after the manifest was read may add rows
+    np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))

@@ -1,0 +1,63 @@
+"""Shipped configs: every YAML instantiates its registered class under its own name; interpolation."""
+
+from pathlib import Path
+
+import pytest
+
+import okl.config as config
+from okl.datasets import DATASETS
+from okl.learners import LEARNERS
+from okl.sink import SINKS
+
+CONF = Path(config.__file__).resolve().parents[1] / "conf"
+
+
+@pytest.mark.parametrize(("group", "registry"), [("learner", LEARNERS), ("dataset", DATASETS), ("sink", SINKS)])
+def test_yaml_files_and_registry_keys_match(group, registry):
+    assert sorted(p.stem for p in (CONF / group).glob("*.yaml")) == registry.names()
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_every_learner_yaml_instantiates(composed, name):
+    plan = config.plan(composed(f"learner={name}", "n=100"))
+    assert type(plan.learner) is LEARNERS.get(name)
+    assert plan.learner.name == name == plan.config["learner"]["name"]
+
+
+@pytest.mark.parametrize("name", DATASETS.names())
+def test_every_dataset_yaml_instantiates(composed, name):
+    plan = config.plan(composed(f"dataset={name}", "n=100"))
+    assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
+
+
+def test_top_level_keys_reach_learners_and_can_be_overridden_per_learner(composed):
+    plan = config.plan(composed("M=3", "sigma=2.5", "lam=0.1"))
+    assert (plan.learner.params.M, plan.learner.params.sigma, plan.learner.params.lam) == (3, 2.5, 0.1)
+    plan = config.plan(composed("M=3", "learner.M=4"))
+    assert plan.learner.params.M == 4
+    assert plan.config["M"] == 3
+
+
+def test_seed_reaches_stream_and_learner(composed):
+    plan = config.plan(composed("learner=fogd", "seed=7"))
+    assert plan.dataset.params.seed == 7 and plan.learner.params.seed == 7
+
+
+def test_run_id_depends_on_what_determines_the_rounds_only(composed):
+    base = config.plan(composed()).run_id
+    assert config.plan(composed("block=8", "timeout_s=5", "progress=false")).run_id == base
+    assert config.plan(composed("learner.M=2")).run_id == base  # the default, spelled out
+    assert config.plan(composed("M=3")).run_id != base
+    assert config.plan(composed("seed=1")).run_id != base
+    assert config.plan(composed("n=10")).run_id != base
+    assert config.plan(composed("learner=krr", "M=5")).run_id == config.plan(composed("learner=krr")).run_id
+
+
+def test_n_is_capped_by_the_stream(composed):
+    assert config.plan(composed("dataset.length=500", "n=1000")).rounds == 500
+    assert config.plan(composed("dataset.length=500")).rounds == 500
+
+
+def test_slurm_launcher_config_composes(composed):
+    cfg = composed("hydra/launcher=slurm")
+    assert "hydra" not in cfg  # compose() leaves hydra out; composing at all proves the defaults resolve

@@ -1,0 +1,56 @@
+"""A non-editable install runs from another directory: conf/ travels as the package okl.conf."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_install_runs_outside_the_checkout(tmp_path):
+    wheel_dir, site, work = tmp_path / "wheel", tmp_path / "site", tmp_path / "elsewhere"
+    work.mkdir()
+    build = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(wheel_dir),
+        str(REPO),
+    ]
+    subprocess.run(build, check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = wheel_dir.glob("okl-*.whl")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    env = {**os.environ, "PYTHONPATH": str(site), "OKL_RESULTS": str(work / "out")}
+    where = subprocess.run(
+        [sys.executable, "-c", "import okl, okl.conf; print(okl.__file__); print(okl.conf.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert all(path.startswith(str(site)) for path in where)  # not the checkout
+    run = subprocess.run(
+        [sys.executable, "-c", "from okl.cli import main; main()", "learner=pkrr_taylor", "n=500", "progress=false"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    (manifest,) = (work / "out").glob("learner=pkrr_taylor/dataset=synthetic/seed=0/run=*/run.json")
+    assert json.loads(manifest.read_text())["status"] == "complete"

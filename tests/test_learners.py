@@ -1,0 +1,183 @@
+"""Every learner: block = loop, online causality; exact learners against closed forms; paper facts."""
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from helpers import play_blocks, play_loop, relative_gap, stream
+from okl import system
+from okl.errors import ConfigError, ResourceError
+from okl.learners import LEARNERS
+from okl.learners.fogd import FOGD
+from okl.learners.kernel_awv import KernelAWV
+from okl.learners.krr import KRR
+from okl.learners.pkawv_taylor import PKAWVTaylor
+
+SETTINGS = {  # small, fast settings for each registered learner
+    "kernel_awv": dict(sigma=0.8, lam=0.5),
+    "krr": dict(sigma=0.8, lam=0.5),
+    "pkawv_taylor": dict(M=3, sigma=0.8, lam=0.5),
+    "pkrr_taylor": dict(M=3, sigma=0.8, lam=0.5),
+    "fogd": dict(D=64, sigma=0.8, eta=0.2, seed=1),
+}
+
+
+def make(name, d=3, n=600, **extra):
+    return LEARNERS.get(name)(d, horizon=n, **{**SETTINGS[name], **extra})
+
+
+def test_every_registered_learner_is_covered():
+    assert sorted(SETTINGS) == LEARNERS.names()
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+@pytest.mark.parametrize("sizes", [(64,), (5, 1, 130, 17)])
+def test_block_equals_loop(name, sizes):
+    X, y = stream(600, 3)
+    assert relative_gap(play_blocks(make(name), X, y, sizes), play_loop(make(name), X, y)) < 1e-9
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_predictions_ignore_current_and_future_labels(name):
+    """Online: ŷ_t may use y_1..y_{t-1} only, also inside a block."""
+    X, y = stream(300, 3)
+    y_changed = y.copy()
+    y_changed[150:] = 10 * np.random.default_rng(5).standard_normal(150)
+    a = play_blocks(make(name), X, y, (64,))
+    b = play_blocks(make(name), X, y_changed, (64,))
+    np.testing.assert_array_equal(a[:151], b[:151])
+    assert not np.allclose(a[151:], b[151:])
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_predict_one_does_not_change_the_learner(name):
+    X, y = stream(50, 3)
+    learner = make(name)
+    play_loop(learner, X[:40], y[:40])
+    first = [learner.predict_one(x) for x in X[40:]]
+    assert [learner.predict_one(x) for x in X[40:]] == first
+
+
+def _gauss(A, B, sigma):
+    return np.exp(-cdist(A, B, "sqeuclidean") / (2 * sigma**2))
+
+
+def test_kernel_awv_equals_the_closed_form_of_eq_3():
+    """f_t = argmin Σ_{s<t}(y_s - f(x_s))² + λ||f||² + f(x_t)²  ⇒  ŷ_t = k_tᵀ(K_t + λI)⁻¹(y_1..y_{t-1}, 0)."""
+    X, y = stream(120, 2)
+    sigma, lam = 0.8, 0.5
+    got = play_blocks(KernelAWV(2, sigma=sigma, lam=lam), X, y, (16, 3))
+    for t in range(len(y)):
+        K = _gauss(X[: t + 1], X[: t + 1], sigma)
+        alpha = np.linalg.solve(K + lam * np.eye(t + 1), np.append(y[:t], 0.0))
+        assert got[t] == pytest.approx(K[t] @ alpha, rel=1e-10, abs=1e-13)
+
+
+def test_krr_equals_the_kernel_ridge_solution_on_the_past():
+    X, y = stream(120, 2, seed=1)
+    sigma, lam = 0.8, 0.5
+    got = play_blocks(KRR(2, sigma=sigma, lam=lam), X, y, (16, 3))
+    for t in range(1, len(y)):
+        k = _gauss(X[:t], X[t : t + 1], sigma)[:, 0]
+        ref = k @ np.linalg.solve(_gauss(X[:t], X[:t], sigma) + lam * np.eye(t), y[:t])
+        assert got[t] == pytest.approx(ref, rel=1e-10, abs=1e-13)
+    assert got[0] == 0.0
+
+
+def test_kernel_awv_regret_within_proposition_1():
+    """R_n(f) <= λ||f||² + B² Σ_k log(1 + λ_k(K_nn)/λ) for every f, here the best ridge function."""
+    X, y = stream(300, 2, seed=2)
+    sigma, lam = 0.5, 1.0
+    y_hat = play_blocks(KernelAWV(2, sigma=sigma, lam=lam), X, y, (64,))
+    K = _gauss(X, X, sigma)
+    for mu in (0.1, 1.0, 10.0):  # comparators of varying norm
+        alpha = np.linalg.solve(K + mu * np.eye(len(y)), y)
+        f = K @ alpha
+        regret = ((y_hat - y) ** 2).sum() - ((f - y) ** 2).sum()
+        bound = lam * alpha @ K @ alpha + np.abs(y).max() ** 2 * np.log1p(np.linalg.eigvalsh(K).clip(0) / lam).sum()
+        assert regret <= bound
+
+
+def test_pkawv_taylor_approaches_kernel_awv_as_M_grows():
+    X, y = stream(300, 2, scale=0.8)
+    exact = play_blocks(KernelAWV(2, sigma=1.0, lam=1.0), X, y, (64,))
+    gaps = [
+        np.abs(play_blocks(PKAWVTaylor(2, M=M, sigma=1.0, lam=1.0), X, y, (64,)) - exact).max() for M in range(1, 11)
+    ]
+    assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False))
+    assert gaps[-1] < 1e-6
+
+
+def test_pkrr_taylor_is_pkawv_without_the_leverage_correction():
+    X, y = stream(200, 3)
+    awv = play_blocks(make("pkawv_taylor"), X, y, (64,))
+    ridge = play_blocks(make("pkrr_taylor"), X, y, (64,))
+    assert np.abs(awv).sum() < np.abs(ridge).sum()  # AWV shrinks towards 0 by 1/(1 + h_t)
+    assert not np.allclose(awv, ridge)
+
+
+def test_fogd_is_online_gradient_descent_on_random_features():
+    X, y = stream(300, 3)
+    learner = FOGD(3, D=32, sigma=0.7, eta=0.3, seed=4)
+    Z = learner.features.transform(X)
+    w, ref = np.zeros(Z.shape[1]), np.empty(len(y))
+    for t in range(len(y)):
+        ref[t] = w @ Z[t]
+        w -= 0.3 * 2 * (ref[t] - y[t]) * Z[t]
+    assert relative_gap(play_blocks(learner, X, y, (64,)), ref) < 1e-12
+
+
+def test_fogd_default_step_is_one_over_sqrt_n():
+    assert FOGD(3, horizon=10_000, D=8).eta == pytest.approx(0.01)
+    with pytest.raises(ConfigError, match="eta"):
+        FOGD(3, D=8)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_fogd_classification_losses_move_towards_the_label(loss):
+    learner = FOGD(2, D=16, eta=0.5, loss=loss, seed=0)
+    x = np.array([0.2, 0.4])
+    learner.learn_one(x, 1.0)
+    assert learner.predict_one(x) > 0
+    learner2 = FOGD(2, D=16, eta=0.5, loss=loss, seed=0)
+    learner2.learn_one(x, -1.0)
+    assert learner2.predict_one(x) < 0
+
+
+def test_taylor_state_too_large_for_memory_is_refused(monkeypatch):
+    monkeypatch.setattr(system, "available_memory", lambda: system.GIB)
+    with pytest.raises(ResourceError) as info:
+        PKAWVTaylor(22, M=5)
+    message = str(info.value)
+    assert "d=22, M=5" in message and "80,730 Taylor features" in message and "48.6 GiB" in message
+    assert "1.0 GiB are available" in message
+    assert "M=3 fits" in message and "\n" not in message
+
+
+def test_exact_kernel_growth_beyond_memory_is_a_resource_error(monkeypatch):
+    learner = KernelAWV(2)
+    X, y = stream(200, 2)
+    learner.predict_learn_block(X[:100], y[:100])
+    monkeypatch.setattr(system, "available_memory", lambda: 10_000)
+    with pytest.raises(ResourceError, match="kernel_awv stopped at round 101.*GiB"):
+        learner.predict_learn_block(X[100:], y[100:])
+    assert learner.model_size == 100  # state unchanged by the refused block
+
+
+def test_model_size_diagnostics():
+    X, y = stream(100, 3)
+    kernel, taylor = make("kernel_awv"), make("pkawv_taylor")
+    kernel.predict_learn_block(X[:30], y[:30])
+    np.testing.assert_array_equal(kernel.diagnostics(30)["model_size"], np.arange(1, 31))
+    taylor.predict_learn_block(X[:30], y[:30])
+    assert (taylor.diagnostics(30)["model_size"] == 20).all()  # C(3+3, 3)
+    assert make("fogd").model_size == 128  # 2D coordinates
+
+
+def test_bad_hyperparameters_raise_one_line_config_errors():
+    with pytest.raises(ConfigError, match=r"learner 'pkawv_taylor': sigma must be a finite number > 0 \(got -1\)"):
+        PKAWVTaylor(3, sigma=-1)
+    with pytest.raises(ConfigError, match="unknown key learner.gamma for learner 'krr'; its keys are: sigma, lam"):
+        KRR(3, gamma=2)
+    with pytest.raises(ConfigError, match="d must be an integer >= 1"):
+        KRR(0)

@@ -1,0 +1,65 @@
+"""Random Fourier features: the sincos kernel, normalisation and unbiasedness of the kernel estimate."""
+
+import numpy as np
+
+from okl.features.random_fourier import RandomFourierFeatures
+from okl.features.sincos import sincos_rows
+from okl.kernels import gaussian
+
+
+def test_sincos_matches_numpy():
+    rng = np.random.default_rng(0)
+    A = np.concatenate([rng.uniform(-10, 10, 5000), rng.uniform(-1e5, 1e5, 5000), [0.0, np.pi / 4, -np.pi]])
+    A = A.reshape(1, -1)
+    out = np.empty((1, 2 * A.shape[1]))
+    sincos_rows(A, 1.0, out)
+    n = A.shape[1]
+    assert np.abs(out[0, :n] - np.sin(A[0])).max() <= 4.5e-16
+    assert np.abs(out[0, n:] - np.cos(A[0])).max() <= 4.5e-16
+
+
+def test_sincos_falls_back_beyond_its_reduction_range():
+    A = np.array([[1e9, -3e12, 2.0]])
+    out = np.empty((1, 6))
+    sincos_rows(A, 0.5, out)
+    np.testing.assert_allclose(out[0], 0.5 * np.concatenate([np.sin(A[0]), np.cos(A[0])]), rtol=1e-15)
+
+
+def test_features_have_unit_norm_and_are_row_wise():
+    f = RandomFourierFeatures(d=4, D=50, sigma=1.5, seed=3)
+    X = np.random.default_rng(1).random((9, 4))
+    Z = f.transform(X)
+    assert Z.shape == (9, 100)
+    np.testing.assert_allclose((Z * Z).sum(axis=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(Z, np.vstack([f.transform(x) for x in X]), rtol=0, atol=1e-15)
+
+
+def test_kernel_estimate_is_unbiased():
+    """Mean of z(x)ᵀz(x') over independent draws of V equals k(x, x') within 4 standard errors."""
+    X = np.random.default_rng(2).random((5, 3))
+    K = gaussian(X, X, 0.8)
+    estimates = []
+    for seed in range(300):
+        Z = RandomFourierFeatures(d=3, D=20, sigma=0.8, seed=seed).transform(X)
+        estimates.append(Z @ Z.T)
+    estimates = np.array(estimates)
+    mean, se = estimates.mean(0), estimates.std(0, ddof=1) / np.sqrt(len(estimates))
+    off = ~np.eye(5, dtype=bool)
+    assert (np.abs(mean - K)[off] <= 4 * se[off]).all()
+
+
+def test_kernel_estimate_spread_shrinks_like_one_over_sqrt_D():
+    X = np.random.default_rng(3).random((4, 3))
+
+    def spread(D):
+        draws = [RandomFourierFeatures(3, D, 0.8, s).transform(X) for s in range(200)]
+        return np.array([Z @ Z.T for Z in draws]).std(0)[~np.eye(4, dtype=bool)].mean()
+
+    ratio = spread(80) / spread(20)
+    assert 0.4 < ratio < 0.6  # 1/√4 = 0.5
+
+
+def test_seed_determines_the_frequencies():
+    a, b, c = (RandomFourierFeatures(3, 10, 1.0, s).V for s in (5, 5, 6))
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)

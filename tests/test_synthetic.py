@@ -1,0 +1,43 @@
+"""The built-in synthetic stream: deterministic, documented target, independent of chunking."""
+
+import numpy as np
+import pytest
+
+from okl.datasets.synthetic import PAGE, Synthetic
+
+
+def collect(ds):
+    X, y = zip(*ds.chunks(), strict=True)
+    return np.vstack(X), np.concatenate(y)
+
+
+def test_stream_is_the_documented_function_plus_noise():
+    ds = Synthetic(d=5, length=1000, noise=0.0)
+    X, y = collect(ds)
+    assert X.shape == (1000, 5) and (X >= 0).all() and (X < 1).all()
+    np.testing.assert_allclose(y, np.cos(X @ ds.A.T) @ ds.u / 5, rtol=1e-14)
+
+
+def test_same_seed_same_stream_and_different_seed_different_stream():
+    a, b, c = (collect(Synthetic(d=3, length=PAGE + 10, seed=s)) for s in (1, 1, 2))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.allclose(a[0][:100], c[0][:100])
+
+
+def test_prefix_does_not_depend_on_length():
+    short, long = collect(Synthetic(length=1000)), collect(Synthetic(length=PAGE + 5))
+    np.testing.assert_array_equal(short[0], long[0][:1000])
+    assert len(long[1]) == PAGE + 5
+
+
+def test_binary_task_gives_signs_of_the_regression_target():
+    reg = collect(Synthetic(d=4, length=500, seed=3))
+    binary = collect(Synthetic(d=4, length=500, seed=3, task="binary"))
+    np.testing.assert_array_equal(binary[1], np.where(reg[1] >= 0, 1.0, -1.0))
+    assert Synthetic(task="binary").task == "binary"
+
+
+def test_noise_has_the_configured_scale():
+    noiseless, noisy = (collect(Synthetic(d=4, length=20000, noise=s)) for s in (0.0, 0.3))
+    assert np.std(noisy[1] - noiseless[1]) == pytest.approx(0.3, rel=0.03)
