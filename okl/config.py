@@ -47,7 +47,7 @@ class RunConfig:
     seed: int = 0
     n: int | None = None
     timeout_s: float | None = None
-    block: int = 64
+    block: int = 256
     progress: bool = True
 
     def __post_init__(self) -> None:

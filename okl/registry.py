@@ -57,7 +57,7 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ConfigError(
-            f"unknown key {kind}.{unknown[0]} for {kind} {key!r}; its keys are: {', '.join(fields) or '(none)'}"
+            f"unknown key {kind}.{unknown[0]} for {kind} {key!r}; its keys are: {', '.join(sorted(fields)) or '(none)'}"
         )
     try:
         return schema(**values)

@@ -51,8 +51,10 @@ class Outcome:
 
     def summary(self, plan: Plan) -> str:
         what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
+        if self.skipped and self.status == "running":
+            return f"{what}: skipped, {self.error} in {self.run_dir}"
         if self.skipped:
-            return f"{what}: already complete in {self.run_dir} (sink.overwrite=true to redo it)"
+            return f"{what}: already {self.status} in {self.run_dir} (sink.overwrite=true to redo it)"
         loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
         name = EVALUATION[plan.dataset.task][0]
         return (
@@ -68,10 +70,25 @@ class _Timeout(Exception):
 def execute(plan: Plan, progress: bool) -> Outcome:
     """Run ``plan`` to completion (or timeout / interruption / failure) and return its outcome."""
     run_dir = plan.run_dir()
-    previous = read_manifest(run_dir)
-    if previous and previous.get("status") == "complete" and not plan.sink.overwrite:
-        return Outcome("complete", previous["rounds"], previous.get("average_loss"), run_dir, skipped=True)
+    with _claim(run_dir) as owner:
+        previous = read_manifest(run_dir)
+        if owner is not None:
+            return Outcome("running", 0, None, run_dir, skipped=True, error=f"process {owner} is running it")
+        if previous and _done(previous, plan) and not plan.sink.overwrite:
+            return Outcome(previous["status"], previous["rounds"], previous["average_loss"], run_dir, skipped=True)
+        return _execute(plan, run_dir, progress)
 
+
+def _done(previous: dict, plan: Plan) -> bool:
+    """A run is not redone if it completed, or timed out under at least the budget asked for now."""
+    if previous.get("status") == "complete":
+        return True
+    if previous.get("status") != "timeout" or plan.run.timeout_s is None or previous.get("timeout_s") is None:
+        return False
+    return previous["timeout_s"] >= plan.run.timeout_s
+
+
+def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
     tune_allocator()
     loss_name, loss_fn = EVALUATION[plan.dataset.task]
     sink = ParquetSink(run_dir, plan.sink.part_rows)
@@ -110,18 +127,15 @@ def execute(plan: Plan, progress: bool) -> Outcome:
         raise
     finally:
         bar.close()
+        fields = {"status": status, "error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
         with _signals_deferred():
-            sink.finish(
-                status=status,
-                error=error,
-                rounds=state.t,
-                average_loss=state.average,
-                learner_s=state.learner_ns / 1e9,
-                wall_s=time.perf_counter() - wall,
-                peak_rss_bytes=peak_rss(),
-                finished_at=_now(),
-            )
-    return Outcome(status, state.t, state.average, run_dir, state.learner_ns / 1e9, error)
+            try:
+                sink.finish(**fields, peak_rss_bytes=peak_rss())
+            except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
+                fields["status"] = status = "interrupted" if status == "complete" else status
+                sink.finish(**fields, peak_rss_bytes=peak_rss())
+    m = sink.manifest
+    return Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error)
 
 
 @dataclass
@@ -156,26 +170,27 @@ def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -
             dt = time.perf_counter_ns() - t0
             with np.errstate(over="ignore", invalid="ignore"):
                 loss = loss_fn(yb, y_hat)
-            if not np.isfinite(loss).all():
-                bad = state.t + 1 + int(np.argmin(np.isfinite(loss)))
-                raise NumericalError(
-                    f"{learner.name} predicted {y_hat[bad - state.t - 1]:.3g} at round {bad:,}, a non-finite "
-                    f"loss: check its step size or regularisation (learner.*)"
-                )
-            cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss)))[1:]
+            finite = np.isfinite(loss)
+            keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
+            cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss[:keep])))[1:]
             columns = {
-                "t": np.arange(state.t + 1, state.t + m + 1, dtype=np.int64),
-                "y": yb,
-                "y_hat": y_hat,
-                "loss": loss,
+                "t": np.arange(state.t + 1, state.t + keep + 1, dtype=np.int64),
+                "y": yb[:keep],
+                "y_hat": y_hat[:keep],
+                "loss": loss[:keep],
                 "cum_loss": cum,
-                "elapsed_ns": state.learner_ns + dt * np.arange(1, m + 1, dtype=np.int64) // m,
-                **learner.diagnostics(m),
+                "elapsed_ns": state.learner_ns + dt * np.arange(1, keep + 1, dtype=np.int64) // m,
+                **{k: v[:keep] for k, v in learner.diagnostics(m).items()},
             }
             sink.append(columns)
-            state.t += m
-            state.cum_loss = float(cum[-1])
-            state.learner_ns += dt
+            state.t += keep
+            state.cum_loss = float(cum[-1]) if keep else state.cum_loss
+            state.learner_ns += dt * keep // m
+            if keep < m:
+                raise NumericalError(
+                    f"{learner.name} predicted {y_hat[keep]:.3g} at round {state.t + 1:,}, a non-finite "
+                    f"loss: check its step size or regularisation (learner.*)"
+                )
             bar.update(m)
             bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
             if timeout_ns is not None and state.learner_ns > timeout_ns:
@@ -191,6 +206,48 @@ def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
                 f"dataset {name!r} has a non-finite {what} at round {row:,}: clean the data or "
                 f"choose a missing-value policy for this dataset"
             )
+
+
+@contextmanager
+def _claim(run_dir: Path) -> Iterator[int | None]:
+    """Hold ``run_dir/.lock`` for this process; yield None, or the pid of a live process holding it.
+
+    Identical runs of one sweep (a key that a learner ignores, e.g. ``M`` for ``krr``) or two users
+    starting the same run would otherwise write the same directory at once. A lock left by a dead
+    process is taken over.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = run_dir / ".lock"
+    while True:
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                owner = int(lock.read_text() or 0)
+            except (OSError, ValueError):
+                owner = 0
+            if owner and _alive(owner):
+                yield owner
+                return
+            lock.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(str(os.getpid()))
+        try:
+            yield None
+        finally:
+            lock.unlink(missing_ok=True)
+        return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _now() -> str:

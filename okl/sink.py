@@ -77,6 +77,7 @@ class ParquetSink:
         self.part_rows = part_rows
         self.manifest: dict[str, Any] = {}
         self.rounds = 0  # rows written to closed parts
+        self.last: dict[str, float] = {}  # last written row: t, cum_loss, elapsed_ns
         self._buffer: list[dict[str, np.ndarray]] = []
         self._buffered = 0
 
@@ -96,22 +97,33 @@ class ParquetSink:
             self._flush(final=False)
 
     def finish(self, **fields: Any) -> None:
-        """Write the remaining rows and the final manifest (``status`` and any other fields)."""
+        """Write the remaining rows and the final manifest (``status`` and any other fields).
+
+        Rounds, average loss and learner time are those of the last row written, so the manifest
+        agrees with the Parquet content whatever interrupted the run. Safe to call again if it was
+        interrupted itself: the buffer holds exactly the rows not yet written.
+        """
         self._flush(final=True)
-        self.manifest.update(fields)
+        t = int(self.last.get("t", 0))
+        self.manifest.update(
+            fields,
+            rounds=t,
+            average_loss=self.last["cum_loss"] / t if t else None,
+            learner_s=self.last.get("elapsed_ns", 0) / 1e9,
+        )
         self._write_manifest()
 
     def _flush(self, final: bool) -> None:
         if not self._buffer:
             return
         rows = {k: np.concatenate([b[k] for b in self._buffer]) for k in self._buffer[0]}
-        total, start = self._buffered, 0
-        while total - start >= self.part_rows or (final and start < total):
-            stop = min(start + self.part_rows, total)
-            self._write_part({k: v[start:stop] for k, v in rows.items()})
-            start = stop
-        self._buffer = [{k: v[start:] for k, v in rows.items()}] if start < total else []
-        self._buffered = total - start
+        self._buffer = [rows]
+        while self._buffered >= self.part_rows or (final and self._buffered):
+            n = min(self.part_rows, self._buffered)
+            self._write_part({k: v[:n] for k, v in rows.items()})
+            rows = {k: v[n:] for k, v in rows.items()}  # the buffer always holds exactly the unwritten rows
+            self._buffered -= n
+            self._buffer = [rows] if self._buffered else []
         self._write_manifest()
 
     def _write_part(self, columns: dict[str, np.ndarray]) -> None:
@@ -126,8 +138,11 @@ class ParquetSink:
             path,
             lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=False, column_encoding=encoding),
         )
-        self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
-        self.rounds += n
+        parts = self.manifest["parts"]
+        if f"{ROUNDS}/{path.name}" not in parts:  # a part rewritten after an interruption counts once
+            parts.append(f"{ROUNDS}/{path.name}")
+            self.rounds += n
+        self.last = {k: float(columns[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
         self.manifest["rounds"] = self.rounds
 
     def _write_manifest(self) -> None:

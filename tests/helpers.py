@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import numpy as np
+
+from okl.learners.base import Learner
 
 
 def stream(n: int, d: int, seed: int = 0, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -14,12 +19,8 @@ def stream(n: int, d: int, seed: int = 0, scale: float = 1.0) -> tuple[np.ndarra
 
 
 def play_loop(learner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The per-round protocol: predict x_t, then reveal y_t."""
-    out = np.empty(len(y))
-    for t in range(len(y)):
-        out[t] = learner.predict_one(X[t])
-        learner.learn_one(X[t], y[t])
-    return out
+    """The per-round protocol (predict x_t, then reveal y_t): the base class's loop, never overridden."""
+    return Learner.predict_learn_block(learner, X, y)
 
 
 def play_blocks(learner, X: np.ndarray, y: np.ndarray, sizes) -> np.ndarray:
@@ -34,3 +35,13 @@ def play_blocks(learner, X: np.ndarray, y: np.ndarray, sizes) -> np.ndarray:
 
 def relative_gap(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def write_susy(data_dir: Path, n: int = 300, seed: int = 0) -> np.ndarray:
+    """A SUSY.csv.gz in the UCI format (no header; label then 18 floats, %.18e) under data_dir/susy."""
+    rng = np.random.default_rng(seed)
+    rows = np.column_stack([rng.integers(0, 2, n).astype(float), rng.standard_normal((n, 18))])
+    (data_dir / "susy").mkdir(parents=True, exist_ok=True)
+    with gzip.open(data_dir / "susy" / "SUSY.csv.gz", "wt") as fh:
+        fh.writelines(",".join(f"{v:.18e}" for v in row) + "\n" for row in rows)
+    return rows

@@ -117,6 +117,10 @@ def test_timeout_keeps_the_rounds_played(okl_run, results_root):
     assert m["status"] == "timeout" and 0 < m["rounds"] < m["planned_rounds"]
     assert m["learner_s"] >= 0.3
     assert len(results.load()) == m["rounds"]
+    code, out, _ = okl_run("learner=krr", "timeout_s=0.2", "progress=false")  # a smaller budget: nothing to redo
+    assert "already timeout" in out and manifest(only_run(results_root))["rounds"] == m["rounds"]
+    code, out, _ = okl_run("learner=krr", "timeout_s=0.6", "progress=false")  # a larger one: redone, further
+    assert "timeout, " in out and manifest(only_run(results_root))["rounds"] > m["rounds"]
 
 
 def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_run, results_root):
@@ -126,7 +130,9 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     assert "a non-finite loss: check its step size" in err
     m = manifest(only_run(results_root))
     assert m["status"] == "failed" and "non-finite loss" in m["error"]
-    assert len(results.load()) == m["rounds"] > 0
+    assert f"at round {m['rounds'] + 1:,}," in err  # every round before the bad one is kept
+    df = results.load()
+    assert len(df) == m["rounds"] > 0 and np.isfinite(df.cum_loss).all()
 
 
 BAD_INPUTS = [
@@ -137,7 +143,7 @@ BAD_INPUTS = [
     (["dataset=nope"], "unknown dataset 'nope'; choose one of:"),
     (["M=abc"], "bad value in 'M=abc': Value 'abc' of type 'str' could not be converted to Integer"),
     (["learner.gamma=1"], "unknown key 'learner.gamma' (valid keys here: M, lam, name, sigma)"),
-    (["+learner.gamma=1"], "unknown key learner.gamma for learner 'pkawv_taylor'; its keys are: M, sigma, lam"),
+    (["+learner.gamma=1"], "unknown key learner.gamma for learner 'pkawv_taylor'; its keys are: M, lam, sigma"),
     (["foo=1"], "unknown key 'foo'"),
     (["sigma=0"], "sigma must be a finite number > 0 (got 0.0)"),
     (["lam=-1"], "lam must be a finite number > 0 (got -1.0)"),
@@ -209,3 +215,19 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     df = results.load(tmp_path)
     assert len(df) >= m["rounds"]  # a part closed after the manifest was read may add rows
     np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))
+
+
+def test_a_run_held_by_a_live_process_is_skipped_and_a_stale_lock_is_taken_over(okl_run, results_root, composed):
+    from okl import config
+
+    run_dir = config.plan(composed(*FAST)).run_dir()
+    run_dir.mkdir(parents=True)
+    (run_dir / ".lock").write_text(str(os.getppid()))  # a live process that is not us
+    code, out, _ = okl_run(*FAST)
+    assert code == 0 and f"skipped, process {os.getppid()} is running it" in out
+    assert not (run_dir / "run.json").exists()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (run_dir / ".lock").write_text(dead.stdout.strip())
+    code, out, _ = okl_run(*FAST)
+    assert code == 0 and "complete, 3,000 rounds" in out
+    assert not (run_dir / ".lock").exists()

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 import okl.config as config
+from helpers import write_susy
 from okl.datasets import DATASETS
 from okl.learners import LEARNERS
 from okl.sink import SINKS
@@ -25,7 +26,9 @@ def test_every_learner_yaml_instantiates(composed, name):
 
 
 @pytest.mark.parametrize("name", DATASETS.names())
-def test_every_dataset_yaml_instantiates(composed, name):
+def test_every_dataset_yaml_instantiates(composed, name, tmp_path, monkeypatch):
+    write_susy(tmp_path)  # file-backed datasets read a small file in their own format
+    monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path))
     plan = config.plan(composed(f"dataset={name}", "n=100"))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
 

@@ -154,14 +154,22 @@ def test_taylor_state_too_large_for_memory_is_refused(monkeypatch):
     assert "M=3 fits" in message and "\n" not in message
 
 
-def test_exact_kernel_growth_beyond_memory_is_a_resource_error(monkeypatch):
+def test_exact_kernel_grows_as_far_as_memory_allows_then_stops_with_a_resource_error(monkeypatch):
+    from okl.linalg import kernel_ridge
+
     learner = KernelAWV(2)
     X, y = stream(200, 2)
     learner.predict_learn_block(X[:100], y[:100])
-    monkeypatch.setattr(system, "available_memory", lambda: 10_000)
-    with pytest.raises(ResourceError, match="kernel_awv stopped at round 101.*GiB"):
-        learner.predict_learn_block(X[100:], y[100:])
-    assert learner.model_size == 100  # state unchanged by the refused block
+    assert learner.core.L.shape[0] == 100
+    monkeypatch.setattr(system, "available_memory", lambda: 8 * 130**2 / kernel_ridge.HEADROOM + 1)
+    learner.predict_learn_block(X[100:120], y[100:120])  # 1.5× = 150 rows does not fit; 130 does
+    assert learner.core.L.shape[0] == 130
+    with pytest.raises(ResourceError, match=r"kernel_awv stopped at round 121: the exact 140×140 .* GiB"):
+        learner.predict_learn_block(X[120:140], y[120:140])
+    assert learner.model_size == 120  # state unchanged by the refused block
+    monkeypatch.undo()
+    exact = play_blocks(KernelAWV(2), X[:140], y[:140], (64,))
+    np.testing.assert_allclose(learner.predict_learn_block(X[120:140], y[120:140]), exact[120:], rtol=1e-12)
 
 
 def test_model_size_diagnostics():
@@ -177,7 +185,7 @@ def test_model_size_diagnostics():
 def test_bad_hyperparameters_raise_one_line_config_errors():
     with pytest.raises(ConfigError, match=r"learner 'pkawv_taylor': sigma must be a finite number > 0 \(got -1\)"):
         PKAWVTaylor(3, sigma=-1)
-    with pytest.raises(ConfigError, match="unknown key learner.gamma for learner 'krr'; its keys are: sigma, lam"):
+    with pytest.raises(ConfigError, match="unknown key learner.gamma for learner 'krr'; its keys are: lam, sigma"):
         KRR(3, gamma=2)
     with pytest.raises(ConfigError, match="d must be an integer >= 1"):
         KRR(0)

@@ -15,25 +15,23 @@ from typing import ClassVar
 
 import numpy as np
 
+from okl import system
 from okl.features.taylor import TaylorFeatures, taylor_dim
 from okl.learners.base import Learner, register
+from okl.learners.kernel_awv import KernelParams
 from okl.linalg.online_ridge import OnlineRidge
-from okl import system
-from okl.validation import integer_at_least, positive
+from okl.validation import integer_at_least
 
 
 @dataclass(frozen=True)
-class TaylorParams:
-    """M: maximal degree |k|; sigma: Gaussian bandwidth σ; lam: regularisation λ."""
+class TaylorParams(KernelParams):
+    """M: maximal degree |k|, with the kernel's sigma (bandwidth σ) and lam (regularisation λ)."""
 
     M: int = 2
-    sigma: float = 1.0
-    lam: float = 1.0
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 0)
-        positive("sigma", self.sigma)
-        positive("lam", self.lam)
+        super().__post_init__()
 
 
 @register("pkawv_taylor")

@@ -15,7 +15,8 @@ A block of B inputs appends B rows at once: W = L_t⁻¹ K(X_{1:t}, X_B), S = K_
 and the per-round predictions are the innovations of :mod:`okl.linalg.innovations` with m = Wᵀz_t
 (divided by c²/λ for AWV, c = diag C); z grows by u = C⁻¹(y - m).
 
-Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense, grown by 1.5× when full).
+Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense; grown by 1.5× when full, or to
+the largest size the available memory allows).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
-from okl.kernels import gaussian
 from okl import system
+from okl.kernels import gaussian
 from okl.linalg.innovations import one_step_ahead
 
 ROW_CHUNK = 512  # rows of L per forward-substitution step (gemm on the part left of the diagonal)
+HEADROOM = 0.9  # share of the available memory a new factor may take (blocks need t×B workspace)
 
 
 class KernelMemoryError(MemoryError):
@@ -61,14 +63,14 @@ class OnlineKernelRidge:
         cap = self.L.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, int(cap * 1.5), 64)
-        nbytes = 8 * new_cap * new_cap
-        free = system.available_memory()
-        if nbytes + 8 * cap * cap > free:
+        usable = HEADROOM * system.available_memory()  # the current factor is already counted as used
+        fits = int(np.sqrt(usable / 8))
+        if need > fits:
             raise KernelMemoryError(
-                f"growing the exact Cholesky factor to {new_cap:,}×{new_cap:,} needs "
-                f"{nbytes / system.GIB:,.1f} GiB but {free / system.GIB:,.1f} GiB are available"
+                f"the exact {need:,}×{need:,} Cholesky factor needs {8 * need * need / system.GIB:,.1f} GiB "
+                f"but {usable / system.GIB:,.1f} GiB are available"
             )
+        new_cap = min(max(need, int(cap * 1.5), 64), fits)  # grow by 1.5×, or as far as memory allows
         L = np.empty((new_cap, new_cap))
         L[: self.t, : self.t] = self.L[: self.t, : self.t]
         X = np.empty((new_cap, self.X.shape[1]))

@@ -31,7 +31,7 @@ stream).
 
 Cost per round: 3r² + O(rB + B²) flops, mostly gemm/syrk (the triangular LAPACK kernels of
 OpenBLAS are 4-5× slower per flop than gemm at these sizes, hence the explicit inverse); long
-blocks are played in sub-blocks of ``SUB_BLOCK`` rows.
+blocks are split evenly into sub-blocks of at most ``SUB_BLOCK`` rows.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from scipy.linalg import blas, lapack
 from okl.linalg.innovations import one_step_ahead
 
 # Rows per BLAS-3 step. The B×B work costs O(rB + B²) per round, so long blocks lose: measured for
-# r = 10 .. 400, sub-blocks of 16-64 rows ran fastest (r = 190: 5-6 µs/round at 48-64 rows, 14 at 256).
-SUB_BLOCK = 64
+# r = 10 .. 400, sub-blocks of 16-64 rows ran fastest (r = 190: 4.9 µs/round at 48 rows, 5.3 at 64, 14 at 256).
+SUB_BLOCK = 48
 
 
 class OnlineRidge:
@@ -89,9 +89,8 @@ class OnlineRidge:
         Phi = np.ascontiguousarray(Phi)
         if len(y) <= SUB_BLOCK:
             return self._block(Phi, y)
-        return np.concatenate(
-            [self._block(Phi[s : s + SUB_BLOCK], y[s : s + SUB_BLOCK]) for s in range(0, len(y), SUB_BLOCK)]
-        )
+        cuts = np.linspace(0, len(y), -(-len(y) // SUB_BLOCK) + 1).astype(int)  # even sub-blocks
+        return np.concatenate([self._block(Phi[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
 
     def _block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
         Phi_t = Phi.T  # r×B, Fortran order, no copy

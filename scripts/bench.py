@@ -1,0 +1,100 @@
+"""`make bench`: µs/round and peak memory of the foundation learners, run end to end by okl-run.
+
+Each case is a separate `okl-run` process on the built-in synthetic stream with d = 18 (the SUSY
+stand-in: 190 Taylor features at M = 2), so the peak RSS in its run.json is that learner's alone.
+µs/round is the learner's time (run.json `learner_s`) divided by the rounds; `wall` is the whole
+command, start-up and Parquet writing included. For scale, the authors' per-round numpy code
+(Appendix H.2, `PhiAWV`) is timed on a prefix of the same stream.
+
+    python scripts/bench.py [--rounds 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from math import factorial
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+CASES = [  # name, overrides, target µs/round (issue #2)
+    ("pkawv_taylor M=2", ["learner=pkawv_taylor", "M=2"], 6.0),
+    ("pkrr_taylor M=2", ["learner=pkrr_taylor", "M=2"], 6.0),
+    ("fogd D=1000", ["learner=fogd", "learner.D=1000"], 10.0),
+]
+
+
+def run_case(overrides: list[str], rounds: int, root: Path) -> tuple[dict, int, float]:
+    """Run one case in its own process under ``root``; return (manifest, model size, wall seconds)."""
+    argv = ["dataset=synthetic", "dataset.d=18", f"dataset.length={rounds}", "progress=false", *overrides]
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "from okl.cli import main; main()", *argv],
+        env={**os.environ, "OKL_RESULTS": str(root)},
+        check=True,
+        capture_output=True,
+    )
+    wall = time.perf_counter() - start
+    (manifest,) = root.glob("*/*/*/*/run.json")
+    size = pq.read_table(manifest.parent / "rounds", columns=["model_size"])["model_size"][0].as_py()
+    return json.loads(manifest.read_text()), size, wall
+
+
+def authors_phi_awv(rounds: int) -> float:
+    """µs/round of the Appendix H.2 `PhiAWV` (outer-product Taylor map, 343 features at d=18, M=2)."""
+    from okl.datasets.synthetic import Synthetic
+
+    X, y = next(Synthetic(d=18, length=rounds).chunks())
+    sigma, lam, M = 1.0, 1.0, 2
+    A_inv, b = None, None
+    start = time.perf_counter()
+    for x, target in zip(X, y, strict=True):
+        res, mm = np.array([1.0]), np.array([1.0])
+        for k in range(1, M + 1):
+            mm = np.outer(mm, x).flatten()
+            res = np.concatenate((res, mm / (sigma**k * np.sqrt(factorial(k)))))
+        z = res * np.exp(-np.dot(x, x) / (2 * sigma**2))
+        if b is None:
+            b, A_inv = np.zeros(len(z)), np.eye(len(z)) / lam
+        v = A_inv @ z
+        v /= np.sqrt(1 + z @ v)
+        A_inv -= np.outer(v, v)
+        _ = (A_inv @ b) @ z
+        b += target * z
+    return (time.perf_counter() - start) / rounds * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1_000_000)
+    parser.add_argument("--baseline-rounds", type=int, default=20_000)
+    args = parser.parse_args()
+    print(f"okl bench: synthetic stream, d=18, {args.rounds:,} rounds, one BLAS thread\n")
+    header = f"{'learner':<18}{'features':>9}{'µs/round':>10}{'target':>8}{'wall s':>8}{'peak RSS':>10}{'avg loss':>10}"
+    print(header)
+    print("-" * len(header))
+    misses = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, overrides, target) in enumerate(CASES):
+            m, size, wall = run_case(overrides, args.rounds, Path(tmp) / str(i))
+            us = m["learner_s"] / m["rounds"] * 1e6
+            misses += us > target
+            print(
+                f"{name:<18}{size:>9,}{us:>10.2f}{target:>8.1f}{wall:>8.1f}"
+                f"{m['peak_rss_bytes'] / 2**20:>8.0f}MB{m['average_loss']:>10.5f}"
+                + ("" if us <= target else "  MISSES TARGET")
+            )
+    baseline = authors_phi_awv(args.baseline_rounds)
+    print(f"\nauthors' PhiAWV (Appendix H.2, 343 features), {args.baseline_rounds:,} rounds: {baseline:.1f} µs/round")
+    sys.exit(1 if misses else 0)
+
+
+if __name__ == "__main__":
+    main()

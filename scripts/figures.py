@@ -1,0 +1,120 @@
+"""`make figures`: run the figure presets (complete runs are skipped) and draw them under figures/.
+
+Each preset in conf/experiment/ carries its sweep (`hydra.sweeper.params`); this script expands the
+sweep exactly as Hydra's basic sweeper does, runs `okl-run -m experiment=<name>` when some of its runs
+are missing, then draws one PNG per preset from those runs only.
+
+    python scripts/figures.py [--only NAME] [--no-run] [--out figures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from hydra import compose, initialize_config_module  # noqa: E402
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper  # noqa: E402
+from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: E402
+
+from okl import config  # noqa: E402
+from okl.sink import ROUNDS, read_manifest  # noqa: E402
+
+
+def sweep(name: str) -> tuple[list[list[str]], list[str]]:
+    """The override lists of preset ``name`` (one per run) and the swept keys."""
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True)
+        params = {str(k): str(v) for k, v in cfg.hydra.sweeper.params.items()}
+        parsed = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+        combos = [c for batch in BasicSweeper.split_arguments(parsed, None) for c in batch]
+        plans = [config.plan(compose("config", overrides=[f"experiment={name}", *c])) for c in combos]
+    runs = {}
+    for plan in plans:  # identical runs (a key the learner ignores) collapse to one directory
+        runs.setdefault(plan.run_dir(), plan)
+    return list(runs.items()), list(params)
+
+
+def curves(run_dir: Path, points: int = 400) -> pd.DataFrame:
+    """t, average loss and cumulative learner seconds at log-spaced rounds."""
+    df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "cum_loss", "elapsed_ns", "y_hat"])
+    idx = np.unique(np.geomspace(1, len(df), points).astype(int) - 1)
+    out = df.iloc[idx]
+    return pd.DataFrame({"t": out.t, "avg_loss": out.cum_loss / out.t, "seconds": out.elapsed_ns / 1e9})
+
+
+def label(plan, swept: list[str]) -> str:
+    """Learner name and the swept keys it uses (``pkrr_taylor M=3``)."""
+    params = dataclasses.asdict(plan.learner.params)
+    return " ".join([plan.learner.name, *(f"{k}={params[k]}" for k in swept if k in params)])
+
+
+def loss_and_time(runs, swept, ax_loss, ax_time) -> None:
+    for run_dir, plan in runs:
+        c = curves(run_dir)
+        status = read_manifest(run_dir)["status"]
+        text = label(plan, swept) + ("" if status == "complete" else f" ({status})")
+        ax_loss.loglog(c.t, c.avg_loss, label=text)
+        ax_time.loglog(c.t, c.seconds.clip(lower=1e-6), label=text)
+    ax_loss.set(xlabel="t", ylabel="average loss")
+    ax_time.set(xlabel="t", ylabel="learner time (s)")
+    ax_loss.legend(fontsize=7)
+
+
+def draw(name: str, runs, swept, out: Path) -> Path:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    loss_and_time(runs, swept, *axes)
+    if name == "taylor_convergence":  # prediction gap to Kernel-AWV against M
+        exact = next(pd.read_parquet(d / ROUNDS).y_hat for d, p in runs if p.learner.name == "kernel_awv")
+        gaps = sorted(
+            (p.learner.params.M, np.abs(pd.read_parquet(d / ROUNDS).y_hat - exact).max())
+            for d, p in runs
+            if p.learner.name == "pkawv_taylor"
+        )
+        axes[1].clear()
+        axes[1].semilogy(*zip(*gaps, strict=True), "o-")
+        axes[1].set(xlabel="M (Taylor degree)", ylabel="max_t |ŷ_t(PKAWV-Taylor) - ŷ_t(Kernel-AWV)|")
+    dataset = runs[0][1].dataset
+    fig.suptitle(f"{name}: {dataset.name} {dataclasses.asdict(dataset.params)}", fontsize=8)
+    fig.tight_layout()
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+DRAWN = ("fig2_synthetic", "taylor_convergence")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=DRAWN)
+    parser.add_argument("--no-run", action="store_true", help="draw from existing runs only")
+    parser.add_argument("--out", type=Path, default=Path("figures"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in [args.only] if args.only else DRAWN:
+        runs, swept = sweep(name)
+        missing = [d for d, _ in runs if (read_manifest(d) or {}).get("status") not in ("complete", "timeout")]
+        if missing and not args.no_run:
+            print(f"{name}: running {len(missing)} of {len(runs)} runs", flush=True)
+            okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "-m", f"experiment={name}"]
+            subprocess.run(okl_run, check=True, env=os.environ)
+        present = [(d, p) for d, p in runs if (d / ROUNDS).is_dir()]
+        if not present:
+            print(f"{name}: no runs yet (okl-run -m experiment={name})")
+            continue
+        print(f"{name}: {draw(name, present, swept, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
