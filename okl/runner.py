@@ -127,13 +127,13 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
         raise
     finally:
         bar.close()
-        fields = {"status": status, "error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
+        fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
         with _signals_deferred():
             try:
-                sink.finish(**fields, peak_rss_bytes=peak_rss())
+                sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
             except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
-                fields["status"] = status = "interrupted" if status == "complete" else status
-                sink.finish(**fields, peak_rss_bytes=peak_rss())
+                status = "interrupted" if status == "complete" else status
+                sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
     m = sink.manifest
     return Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error)
 

@@ -45,8 +45,8 @@ def okl_run(results_root, monkeypatch, capsys):
 def composed():
     """Compose the shipped configuration with overrides (no run)."""
 
-    def make(*overrides: str):
+    def make(*overrides: str, hydra: bool = False):
         with initialize_config_module(config_module="okl.conf", version_base="1.3"):
-            return compose(config_name="config", overrides=list(overrides))
+            return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra)
 
     return make

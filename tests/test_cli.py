@@ -231,3 +231,10 @@ def test_a_run_held_by_a_live_process_is_skipped_and_a_stale_lock_is_taken_over(
     code, out, _ = okl_run(*FAST)
     assert code == 0 and "complete, 3,000 rounds" in out
     assert not (run_dir / ".lock").exists()
+
+
+def test_help_lists_groups_and_learners(okl_run):
+    code, out, _ = okl_run("--help")
+    assert code == 0
+    assert out.startswith("okl-run: play an online kernel learner")
+    assert "learner: fogd, kernel_awv, krr, pkawv_taylor, pkrr_taylor" in out and "$OKL_RESULTS" in out

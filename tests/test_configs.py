@@ -61,6 +61,7 @@ def test_n_is_capped_by_the_stream(composed):
     assert config.plan(composed("dataset.length=500")).rounds == 500
 
 
-def test_slurm_launcher_config_composes(composed):
-    cfg = composed("hydra/launcher=slurm")
-    assert "hydra" not in cfg  # compose() leaves hydra out; composing at all proves the defaults resolve
+def test_slurm_launcher_config_extends_submitit_with_one_core_per_run(composed):
+    launcher = composed("hydra/launcher=slurm", hydra=True).hydra.launcher
+    assert launcher._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+    assert launcher.cpus_per_task == 1 and "OPENBLAS_NUM_THREADS=1" in launcher.setup[0]
