@@ -26,7 +26,7 @@ from scipy.linalg import blas, lapack, solve_triangular
 
 from okl import system
 from okl.kernels import gaussian
-from okl.linalg.innovations import one_step_ahead
+from okl.linalg.innovations import compile_now, one_step_ahead
 
 ROW_CHUNK = 512  # rows of L per forward-substitution step (gemm on the part left of the diagonal)
 HEADROOM = 0.9  # share of the available memory a new factor may take (blocks need t×B workspace)
@@ -45,6 +45,7 @@ class OnlineKernelRidge:
         self.X = np.empty((0, d))
         self.L = np.empty((0, 0))
         self.z = np.empty(0)
+        compile_now()
 
     # -- helpers ---------------------------------------------------------------------------------
     def _forward(self, K: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from okl.linalg.innovations import one_step_ahead
+from okl.linalg.innovations import compile_now, one_step_ahead
 
 # Rows per BLAS-3 step. The B×B work costs O(rB + B²) per round, so long blocks lose: measured for
 # r = 10 .. 400, sub-blocks of 16-64 rows ran fastest (r = 190: 4.9 µs/round at 48 rows, 5.3 at 64, 14 at 256).
@@ -65,6 +65,7 @@ class OnlineRidge:
         self.awv = awv
         self.P = np.asfortranarray(np.eye(dim) / lam)
         self.b = np.zeros(dim)
+        compile_now()
 
     @staticmethod
     def state_bytes(dim: int) -> int:
