@@ -76,7 +76,6 @@ class ParquetSink:
         self.run_dir = Path(run_dir)
         self.part_rows = part_rows
         self.manifest: dict[str, Any] = {}
-        self.rounds = 0  # rows written to closed parts
         self.last: dict[str, float] = {}  # last written row: t, cum_loss, elapsed_ns
         self._buffer: list[dict[str, np.ndarray]] = []
         self._buffered = 0
@@ -138,12 +137,9 @@ class ParquetSink:
             path,
             lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=False, column_encoding=encoding),
         )
-        parts = self.manifest["parts"]
-        if f"{ROUNDS}/{path.name}" not in parts:  # a part rewritten after an interruption counts once
-            parts.append(f"{ROUNDS}/{path.name}")
-            self.rounds += n
+        self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
         self.last = {k: float(columns[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
-        self.manifest["rounds"] = self.rounds
+        self.manifest["rounds"] = int(self.last["t"])
 
     def _write_manifest(self) -> None:
         text = json.dumps(self.manifest, indent=2, default=str)
