@@ -8,7 +8,6 @@ written. Every failure is a :class:`~okl.errors.ConfigError` (or ``ResourceError
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from omegaconf.errors import OmegaConfBaseException
 from okl.datasets import DATASETS, Dataset
 from okl.errors import ConfigError
 from okl.learners import LEARNERS, Learner
+from okl.registry import identity
 from okl.sink import SINKS
 from okl.validation import integer_at_least, positive
 
@@ -101,14 +101,20 @@ def plan(cfg: DictConfig) -> Plan:
     run = RunConfig(**values)
     dataset = DATASETS.get(nodes["dataset"].pop("name"))(**nodes["dataset"])
     rounds = dataset.n if run.n is None else min(run.n, dataset.n)
-    learner = LEARNERS.get(nodes["learner"].pop("name"))(dataset.d, horizon=rounds, **nodes["learner"])
+    learner_class = LEARNERS.get(nodes["learner"].pop("name"))
+    if dataset.task not in learner_class.tasks:
+        raise ConfigError(
+            f"learner {learner_class.name!r} does not handle {dataset.task} datasets ({dataset.name}); "
+            f"it handles {', '.join(learner_class.tasks)}"
+        )
+    learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
     sink_name = nodes["sink"].pop("name")
     sink = SINKS.params(sink_name, nodes["sink"])
-    identity = {
-        "dataset": {"name": dataset.name, **dataclasses.asdict(dataset.params)},
-        "learner": {"name": learner.name, **dataclasses.asdict(learner.params)},
+    key = {
+        "dataset": {"name": dataset.name, **identity(dataset.params)},
+        "learner": {"name": learner.name, **identity(learner.params)},
         "rounds": rounds,
         "seed": run.seed,
     }
-    run_id = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+    run_id = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
     return Plan(run=run, dataset=dataset, learner=learner, sink=sink, rounds=rounds, run_id=run_id, config=values)

@@ -5,6 +5,7 @@ Evaluation:
 - regression: square loss (y - ŷ)²;
 - binary (labels ±1): 0-1 error 1[y·ŷ <= 0]. A prediction of exactly 0 counts as a mistake (the
   usual mistake count of online classification), so a learner that has learnt nothing scores 1.
+- multiclass (labels 0..C−1): 0-1 error 1[ŷ ≠ y], ŷ being the predicted class index.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ def zero_one(y: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
     return (y * y_hat <= 0).astype(np.float64)
 
 
-EVALUATION = {"regression": ("square", square), "binary": ("zero_one", zero_one)}
+def class_error(y: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
+    return (y != y_hat).astype(np.float64)
+
+
+EVALUATION = {
+    "regression": ("square", square),
+    "binary": ("zero_one", zero_one),
+    "multiclass": ("zero_one", class_error),
+}
 
 
 # Training losses ℓ(ŷ, y) of first-order learners, by code (numba-friendly). Their derivatives in ŷ:

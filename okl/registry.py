@@ -51,6 +51,14 @@ class Registry:
             raise ConfigError(f"unknown {self.kind} {key!r}; choose one of: {', '.join(self.names())}") from None
 
 
+LOCAL = {"identity": False}  # metadata of a Params field that does not change the rounds (paths, caches)
+
+
+def identity(params: Any) -> dict[str, Any]:
+    """The fields of a ``Params`` instance that determine a run's rounds (all but the ``LOCAL`` ones)."""
+    return {f.name: getattr(params, f.name) for f in dataclasses.fields(params) if f.metadata.get("identity", True)}
+
+
 def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> Any:
     """Instantiate the ``Params`` dataclass ``schema`` of ``kind`` ``key`` with one-line errors."""
     fields = [f.name for f in dataclasses.fields(schema)]

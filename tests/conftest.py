@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from okl import cli
+from okl import cli, data_cli
 
 
 @pytest.fixture
@@ -30,15 +30,25 @@ def okl_run(results_root, monkeypatch, capsys):
 
     def run(*overrides: str) -> tuple[int, str, str]:
         monkeypatch.setattr(sys, "argv", ["okl-run", *overrides])
-        try:
-            cli.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-        out = capsys.readouterr()
-        return code, out.out, out.err
+        return call(cli.main, capsys)
 
     return run
+
+
+@pytest.fixture
+def okl_data(capsys):
+    """Call ``okl-data`` in this process; returns (exit status, stdout, stderr)."""
+    return lambda *argv: call(lambda: data_cli.main(list(argv)), capsys)
+
+
+def call(main, capsys) -> tuple[int, str, str]:
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 @pytest.fixture
@@ -50,3 +60,36 @@ def composed():
             return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra)
 
     return make
+
+
+MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def session_data(tmp_path_factory) -> Path:
+    """One data directory (downloads and parsed caches) for the whole session: each file is parsed once."""
+    return tmp_path_factory.mktemp("okl-data")
+
+
+@pytest.fixture
+def mirror(session_data, monkeypatch) -> Path:
+    """The project's dataset mirror (``shared/datasets``) selected by OKL_DATA_MIRROR, with the session's
+    data directory; skipped where the mirror is absent."""
+    if not (MIRROR / "SOURCES.md").is_file():
+        pytest.skip(f"the dataset mirror is absent ({MIRROR})")
+    monkeypatch.setenv("OKL_DATA_MIRROR", str(MIRROR))
+    monkeypatch.setenv("OKL_DATA_DIR", str(session_data))
+    return MIRROR
+
+
+@pytest.fixture
+def no_data(tmp_path, monkeypatch) -> Path:
+    """An empty data directory, no mirror, no network: every real dataset is absent."""
+    monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("OKL_DATA_MIRROR", raising=False)
+    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", _offline)
+    return tmp_path / "data"
+
+
+def _offline(url, timeout=None):
+    raise OSError("network unreachable (tests)")

@@ -37,10 +37,12 @@ def relative_gap(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def write_susy(data_dir: Path, n: int = 300, seed: int = 0) -> np.ndarray:
-    """A SUSY.csv.gz in the UCI format (no header; label then 18 floats, %.18e) under data_dir/susy."""
-    rng = np.random.default_rng(seed)
-    rows = np.column_stack([rng.integers(0, 2, n).astype(float), rng.standard_normal((n, 18))])
+def write_susy(data_dir: Path, n: int = 300, seed: int = 0, rows: np.ndarray | None = None) -> np.ndarray:
+    """A SUSY.csv.gz in the UCI format (no header; label then 18 floats, %.18e) under data_dir/susy:
+    ``rows`` (label first), else n random rows."""
+    if rows is None:
+        rng = np.random.default_rng(seed)
+        rows = np.column_stack([rng.integers(0, 2, n).astype(float), rng.standard_normal((n, 18))])
     (data_dir / "susy").mkdir(parents=True, exist_ok=True)
     with gzip.open(data_dir / "susy" / "SUSY.csv.gz", "wt") as fh:
         fh.writelines(",".join(f"{v:.18e}" for v in row) + "\n" for row in rows)

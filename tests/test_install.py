@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_wheel_install_runs_outside_the_checkout(tmp_path):
-    wheel_dir, site, work = tmp_path / "wheel", tmp_path / "site", tmp_path / "elsewhere"
+    wheel_dir, site, work, src = tmp_path / "wheel", tmp_path / "site", tmp_path / "elsewhere", tmp_path / "src"
     work.mkdir()
+    # a clean copy: setuptools builds in the source tree, where a stale build/ would ship deleted modules
+    skip = shutil.ignore_patterns(".*", "build", "*.egg-info", "results", "figures", "multirun", "__pycache__")
+    shutil.copytree(REPO, src, ignore=skip)
     build = [
         sys.executable,
         "-m",
@@ -25,7 +29,7 @@ def test_wheel_install_runs_outside_the_checkout(tmp_path):
         "-q",
         "-w",
         str(wheel_dir),
-        str(REPO),
+        str(src),
     ]
     subprocess.run(build, check=True, capture_output=True, cwd=tmp_path)
     (wheel,) = wheel_dir.glob("okl-*.whl")

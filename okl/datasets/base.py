@@ -2,7 +2,8 @@
 
 A dataset is a finite stream of rounds (x_t, y_t) read in chunks, so that memory stays bounded
 whatever its length. It declares its task, which fixes the evaluation loss (:mod:`okl.losses`):
-``regression`` (square loss) or ``binary`` (labels ±1, 0-1 error).
+``regression`` (square loss), ``binary`` (labels ±1, 0-1 error) or ``multiclass`` (labels are
+class indices 0..C−1, 0-1 error of the predicted index).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from okl.registry import Registry, build_params
 DATASETS = Registry("dataset")
 register = DATASETS.register
 
-TASKS = ("regression", "binary")
+TASKS = ("regression", "binary", "multiclass")
 
 
 class Dataset(ABC):
@@ -33,7 +34,7 @@ class Dataset(ABC):
     @property
     @abstractmethod
     def task(self) -> str:
-        """``regression`` or ``binary``."""
+        """``regression``, ``binary`` or ``multiclass``."""
 
     @property
     @abstractmethod

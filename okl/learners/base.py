@@ -36,6 +36,7 @@ class Learner(ABC):
 
     name: ClassVar[str] = ""
     Params: ClassVar[type]
+    tasks: ClassVar[tuple[str, ...]] = ("regression", "binary")  # dataset tasks it can learn
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)

@@ -1,0 +1,203 @@
+"""The real datasets of the catalog (:mod:`okl.datasets.catalog`) as streams, one registry key each.
+
+Construction obtains the files (data directory, mirror, else download unless ``download=false``),
+parses them into the cache on first use (:mod:`okl.datasets.cache`), selects the rows, and computes
+the scaling statistics; any problem is a one-line error before a run starts. ``chunks()`` then
+streams bounded chunks from the memory-mapped cache.
+
+Keys (``null`` takes the value of the preset, then of the dataset's catalog entry):
+
+- ``preset``: the papers' preprocessing (:mod:`okl.datasets.preprocess`); the catalog gives each
+  dataset its paper's preset.
+- ``parts``: files to concatenate, in order (``[train, test]``); ``skip``: rows dropped at the start
+  of that concatenation; ``length``: rows kept after them. Scaling statistics cover these rows.
+- ``shuffle``: a seeded random permutation of those rows (``rng(seed, "dataset/<name>/shuffle")``)
+  or file order. The run's ``n`` then takes a prefix of the stream.
+- ``x_scale``, ``y_scale``: see :mod:`okl.datasets.preprocess`.
+- ``positive``: raw labels mapped to +1, every other label to −1 (binary sets; on MNIST it makes a
+  one-vs-rest binary task, ``[]`` keeps the 10 classes); ``target``: the target column, where the
+  dataset offers a choice (parkinson, airquality).
+- ``seed``: the shuffle's seed. ``download``, ``mirror``, ``data_dir``: where files come from; they do
+  not change the rounds, so they are not part of the run's identity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from okl.datasets import cache
+from okl.datasets.base import Dataset, register
+from okl.datasets.catalog import SPECS, Spec
+from okl.datasets.preprocess import PRESETS, X_SCALES, Y_SCALES, Stats, scale
+from okl.datasets.sources import data_dir, mirror_root
+from okl.errors import ConfigError
+from okl.registry import LOCAL
+from okl.seeding import rng
+from okl.validation import integer_at_least, one_of
+
+VALUES = 1 << 22  # values per streamed chunk (32 MiB of float64)
+
+
+@dataclass(frozen=True)
+class FileParams:
+    """See the module docstring."""
+
+    preset: str | None = None
+    parts: list[str] | None = None
+    skip: int | None = None
+    length: int | None = None
+    shuffle: bool | None = None
+    x_scale: str | None = None
+    y_scale: str | None = None
+    positive: list[float] | None = None
+    target: str | None = None
+    seed: int = 0
+    download: bool = field(default=True, metadata=LOCAL)
+    mirror: str | None = field(default=None, metadata=LOCAL)
+    data_dir: str | None = field(default=None, metadata=LOCAL)
+
+    def __post_init__(self) -> None:
+        for key, options in (("preset", PRESETS), ("x_scale", X_SCALES), ("y_scale", Y_SCALES)):
+            if getattr(self, key) is not None:
+                one_of(key, getattr(self, key), options)
+        if self.skip is not None:
+            integer_at_least("skip", self.skip, 0)
+        if self.length is not None:
+            integer_at_least("length", self.length, 1)
+        if self.shuffle is not None and not isinstance(self.shuffle, bool):
+            raise ConfigError(f"shuffle must be true or false (got {self.shuffle!r})")
+        if self.parts is not None and (not self.parts or not all(isinstance(p, str) for p in self.parts)):
+            raise ConfigError(f"parts must be a non-empty list of part names (got {self.parts!r})")
+        integer_at_least("seed", self.seed, 0)
+
+
+class FileDataset(Dataset):
+    """A catalog dataset; subclasses only set ``spec`` (one per catalog entry, registered below)."""
+
+    Params = FileParams
+    spec: ClassVar[Spec]
+
+    def __init__(self, **params) -> None:
+        super().__init__(**params)
+        spec, p = self.spec, self.params
+        self.params = p = dataclasses.replace(p, **self._resolve(spec, p))
+        data, mirror = data_dir(p.data_dir), mirror_root(p.mirror)
+        self.parts = [cache.load(spec, part, p.target, data, mirror, p.download) for part in p.parts]
+        self._offsets = np.cumsum([0] + [part.rows for part in self.parts])
+        total = int(self._offsets[-1])
+        if p.skip >= total:
+            raise ConfigError(f"dataset.skip={p.skip} leaves no rows of the {total:,} of {spec.name} {p.parts}")
+        self._n = total - p.skip if p.length is None else min(p.length, total - p.skip)
+        self._check_labels()
+        self._x_stats = self._stats("x") if p.x_scale not in ("none", "pixels") else None
+        self._y_stats = self._stats("y") if p.y_scale != "none" else None
+
+    @staticmethod
+    def _resolve(spec: Spec, p: FileParams) -> dict:
+        """Explicit keys, else the preset's (with the dataset's departures), else the catalog's."""
+        preset = p.preset or spec.preset
+        values = {
+            "parts": list(spec.default_parts),
+            "skip": 0,
+            "length": None,
+            "positive": list(spec.positive),
+            "target": spec.part(spec.default_parts[0]).sources[0].format.__dict__.get("target"),
+            **PRESETS[preset],
+            **spec.presets.get(preset, {}),
+        }
+        explicit = {k: getattr(p, k) for k in values if getattr(p, k) is not None}
+        names = [part.name for part in spec.parts]
+        for part in explicit.get("parts", []):
+            if part not in names:
+                raise ConfigError(f"dataset.parts: {spec.name} has parts {', '.join(names)} (got {part!r})")
+        if "target" in explicit and explicit["target"] not in spec.targets:
+            choice = f"one of {', '.join(spec.targets)}" if spec.targets else "not chosen (it has one target)"
+            raise ConfigError(f"dataset.target: the target of {spec.name} is {choice} (got {explicit['target']!r})")
+        if spec.task != "regression":
+            if explicit.get("y_scale", "none") != "none":
+                raise ConfigError(f"dataset.y_scale applies to regression targets; {spec.name} has labels")
+            values["y_scale"] = "none"
+        elif explicit.get("positive"):
+            raise ConfigError(f"dataset.positive applies to labels; {spec.name} is a regression dataset")
+        values.update(explicit)
+        values["positive"] = [float(v) for v in values["positive"]]
+        values["target"] = values["target"] if spec.targets else None
+        return {"preset": preset, **values}
+
+    @property
+    def task(self) -> str:
+        if self.spec.task == "multiclass" and self.params.positive:
+            return "binary"
+        return self.spec.task
+
+    @property
+    def d(self) -> int:
+        return self.spec.d
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Raw rows at stream positions ``idx`` (indices into the concatenated parts), as float64."""
+        part_of = np.searchsorted(self._offsets, idx, side="right") - 1
+        X, y = np.empty((len(idx), self.d)), np.empty(len(idx))
+        for k, part in enumerate(self.parts):
+            mine = part_of == k
+            if mine.all():
+                X[:], y[:] = part.x[idx - self._offsets[k]], part.y[idx - self._offsets[k]]
+            elif mine.any():
+                local = idx[mine] - self._offsets[k]
+                X[mine], y[mine] = part.x[local], part.y[local]
+            part.release()
+        return X, y
+
+    def _in_order(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        step = max(1024, VALUES // self.d)
+        first = self.params.skip
+        for start in range(first, first + self._n, step):
+            yield self._rows(np.arange(start, min(start + step, first + self._n)))
+
+    def _stats(self, which: str) -> Stats:
+        column = 0 if which == "x" else 1
+        return Stats.of(c[column] if which == "x" else c[column][:, None] for c in self._in_order())
+
+    def _check_labels(self) -> None:
+        if self.task != "binary":
+            return
+        first = self.params.skip
+        labels = np.unique(np.concatenate([part.y for part in self.parts])[first : first + self._n])
+        missing = sorted(set(self.params.positive) - set(labels.tolist()))
+        if missing or len(labels) < 2:
+            raise ConfigError(
+                f"dataset.positive={self.params.positive}: {self.spec.name}'s labels are "
+                f"{', '.join(f'{v:g}' for v in labels)}; choose labels that occur (the others become -1)"
+            )
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        p = self.params
+        if p.shuffle:
+            order = rng(p.seed, f"dataset/{self.name}/shuffle").permutation(self._n) + p.skip
+            step = max(1024, VALUES // self.d)
+            pieces = (self._rows(order[s : s + step]) for s in range(0, self._n, step))
+        else:
+            pieces = self._in_order()
+        positive = np.asarray(p.positive)
+        for X, y in pieces:
+            X = scale(X, p.x_scale, self._x_stats)
+            if self.task == "binary":
+                y = np.where(np.isin(y, positive), 1.0, -1.0)
+            else:
+                y = scale(y[:, None], p.y_scale, self._y_stats)[:, 0] if p.y_scale != "none" else y
+            yield np.ascontiguousarray(X), y
+
+
+for _spec in SPECS.values():
+    register(_spec.name)(
+        type(_spec.name.title().replace("_", ""), (FileDataset,), {"spec": _spec, "__doc__": _spec.title})
+    )

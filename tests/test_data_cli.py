@@ -1,0 +1,56 @@
+"""``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
+
+from helpers import write_susy
+
+
+def test_fetch_from_the_mirror_then_list_shows_the_cache(okl_data, mirror, tmp_path):
+    data = tmp_path / "fresh"
+    code, out, _ = okl_data("--data-dir", str(data), "fetch", "casp")
+    assert code == 0 and "casp/all: 45,730 rows × 9" in out and "CASP.csv.xz (sha256 ok)" in out
+    code, out, _ = okl_data("--data-dir", str(data), "list")
+    lines = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert "all: cached" in lines["casp"] and "test: raw in mirror" in lines["cod_rna"]
+    assert "all: missing" in lines["susy"] and len(lines) == 16
+
+
+def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data):
+    write_susy(no_data)
+    assert okl_data("fetch", "susy")[0] == 0
+    code, out, _ = okl_data("verify", "susy")
+    assert code == 0 and "no published sha256" in out and "cache" in out and out.endswith("all verified\n")
+    (no_data / "susy" / "cache" / "all-v1" / "x.bin").write_bytes(b"12345678")  # a truncated cache
+    code, out, _ = okl_data("verify", "susy")
+    assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
+
+
+def test_verify_names_a_file_that_differs_from_the_catalog(okl_data, no_data):
+    (no_data / "casp").mkdir(parents=True)
+    (no_data / "casp" / "CASP.csv").write_text('"RMSD","F1"\n1,2\n')
+    code, out, _ = okl_data("verify", "casp")
+    assert code == 1 and "CASP.csv: MISMATCH: content " in out and "catalog 4277cfcb" in out
+
+
+def test_errors_are_one_line(okl_data, no_data):
+    assert okl_data("fetch", "casq")[2].startswith("okl-data: error: unknown dataset 'casq'; choose among: air,")
+    code, _, err = okl_data("fetch", "casp")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("okl-data: error: dataset 'casp' is not available offline and cannot download CASP.csv")
+
+
+def test_the_readme_command_ends_in_the_offline_message(okl_run, results_root, no_data):
+    code, _, err = okl_run("learner=pkawv_taylor", "dataset=susy", "M=2")
+    assert code == 2 and err.startswith("okl-run: error: dataset 'susy' is not available offline")
+    assert "okl-data fetch susy" in err and err.count("\n") == 1 and not results_root.exists()
+
+
+def test_the_readme_command_runs_on_a_file_in_susy_format(okl_run, results_root, no_data):
+    write_susy(no_data, n=400)
+    code, out, err = okl_run("learner=pkawv_taylor", "dataset=susy", "M=2", "progress=false")
+    assert code == 0, err
+    assert "complete, 399 rounds" in out and "average zero_one loss" in out  # rows 2..400, as the preset says
+
+
+def test_a_real_dataset_runs_end_to_end_from_the_mirror(okl_run, results_root, mirror):
+    code, out, err = okl_run("learner=pkrr_taylor", "dataset=cod_rna", "n=5000", "progress=false")
+    assert code == 0, err
+    assert "complete, 5,000 rounds" in out

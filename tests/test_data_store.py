@@ -1,0 +1,160 @@
+"""Obtaining files (data directory, mirror, download), checksums, and the parsed cache."""
+
+import gzip
+import hashlib
+import http.server
+import threading
+import urllib.request
+from functools import partial
+
+import numpy as np
+import pytest
+
+from helpers import write_susy
+from okl.datasets import DATASETS, cache, parsers, real
+from okl.datasets.catalog import SPECS, Delimited, File, Part, Source, Spec
+from okl.datasets.real import FileDataset
+from okl.datasets.sources import open_content
+from okl.errors import DataError
+
+URLOPEN = urllib.request.urlopen
+CSV = b"t,a,b\n1.5,2,3\n-0.5,4,5e-1\n2.5,6,7\n"
+
+
+def toy_spec(url: str | None = None, sha: str | None = None, name: str = "toy") -> Spec:
+    file = File("toy.csv.gz", urls=(url,) if url else (), content_sha256=sha)
+    part = Part("all", 3, (Source((file,), Delimited(target="t")),))
+    return Spec(name, "toy", "regression", 2, (part,), ("all",), "none")
+
+
+def toy_dataset(spec: Spec, **params) -> FileDataset:
+    return type("Toy", (FileDataset,), {"spec": spec, "name": spec.name})(**params)
+
+
+@pytest.fixture
+def server(tmp_path, no_data, monkeypatch):
+    """A local HTTP server over tmp_path/www (the only place the network reaches): downloads, offline."""
+    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", URLOPEN)
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_download_verifies_the_content_hash_then_caches_the_parse(server, no_data):
+    root, base = server
+    (root / "toy.csv.gz").write_bytes(gzip.compress(CSV))
+    spec = toy_spec(f"{base}/toy.csv.gz", hashlib.sha256(CSV).hexdigest())
+    ds = toy_dataset(spec)
+    assert (no_data / "toy" / "toy.csv.gz").is_file() and ds.n == 3
+    X, y = next(ds.chunks())
+    np.testing.assert_array_equal(X, [[2, 3], [4, 0.5], [6, 7]])
+    np.testing.assert_array_equal(y, [1.5, -0.5, 2.5])
+
+
+def test_corrupt_download_is_discarded_and_the_good_file_kept(server, no_data):
+    root, base = server
+    (root / "toy.csv.gz").write_bytes(gzip.compress(CSV + b"9,9,9\n"))
+    spec = toy_spec(f"{base}/toy.csv.gz", hashlib.sha256(CSV).hexdigest())
+    with pytest.raises(
+        DataError, match=r"download of .*toy.csv.gz has content sha256 [0-9a-f]{64} but the catalog expects"
+    ):
+        cache.obtain(spec, "all", no_data, None, allow_download=True)
+    assert not list((no_data / "toy").iterdir())  # the .part is gone, nothing else was written
+
+
+def test_checksum_mismatch_refuses_the_file_names_both_hashes_and_deletes_nothing(no_data):
+    good = hashlib.sha256(CSV).hexdigest()
+    spec = toy_spec(sha=good)
+    path = no_data / "toy" / "toy.csv.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(gzip.compress(CSV.replace(b"2.5", b"2.6")))
+    bad = hashlib.sha256(CSV.replace(b"2.5", b"2.6")).hexdigest()
+    with pytest.raises(DataError) as err:
+        toy_dataset(spec)
+    assert str(err.value).startswith(f"{path}: sha256 of its content is {bad} but the catalog expects {good}")
+    assert "\n" not in str(err.value)
+    assert path.is_file()
+    assert not list((no_data / "toy" / "cache").iterdir())  # the partial cache was removed
+
+
+def test_mirror_copy_with_wrong_stored_hash_is_refused(tmp_path, no_data, monkeypatch):
+    mirror = tmp_path / "mirror"
+    (mirror / "casp").mkdir(parents=True)
+    (mirror / "casp" / "CASP.csv.xz").write_bytes(b"not the staged file")
+    monkeypatch.setenv("OKL_DATA_MIRROR", str(mirror))
+    with pytest.raises(
+        DataError, match=r"CASP.csv.xz: sha256 of its stored bytes is [0-9a-f]{64} but the catalog expects 8854e15e"
+    ):
+        DATASETS.get("casp")()
+    assert (mirror / "casp" / "CASP.csv.xz").read_bytes() == b"not the staged file"
+
+
+def test_absent_dataset_is_one_line_naming_the_fetch_command_and_the_mirror_variable(no_data):
+    with pytest.raises(DataError) as err:
+        DATASETS.get("cod_rna")()
+    message = str(err.value)
+    assert message.startswith("dataset 'cod_rna' is not available offline and cannot download cod-rna.t")
+    assert "okl-data fetch cod_rna" in message and "OKL_DATA_MIRROR" in message and "cod-rna/cod-rna.t.xz" in message
+    assert "\n" not in message
+
+
+def test_without_download_no_network_is_tried(no_data, monkeypatch):
+    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", pytest.fail)
+    with pytest.raises(DataError, match=r"^dataset 'susy' is not available offline: run `okl-data fetch susy`"):
+        DATASETS.get("susy")(download=False)
+
+
+def test_cache_holds_exactly_the_raw_parse_and_is_reused(no_data, monkeypatch):
+    rows = write_susy(no_data, n=700)
+    spec = SPECS["susy"]
+    directory = cache.build(spec, "all", None, no_data, None, allow_download=False)
+    part = cache.CachedPart(directory, cache.read_meta(directory))
+    raw = list(
+        parsers.parse(
+            spec.part("all").sources[0].format, [lambda: open_content(no_data / "susy" / "SUSY.csv.gz")], ["s"]
+        )
+    )
+    np.testing.assert_array_equal(part.x, np.concatenate([c[0] for c in raw]))
+    np.testing.assert_array_equal(part.y, np.concatenate([c[1] for c in raw]))
+    np.testing.assert_array_equal(part.x, rows[:, 1:])
+    monkeypatch.setattr(parsers, "parse", pytest.fail)  # a second use reads the cache only
+    assert cache.build(spec, "all", None, no_data, None, allow_download=False) == directory
+    meta = cache.read_meta(directory)
+    assert meta["rows"] == 700 and meta["files"][0]["checked"] is False  # SUSY publishes no checksum
+
+
+def test_chunked_stream_equals_whole_file_loading(no_data, monkeypatch):
+    rows = write_susy(no_data, n=5000)
+
+    whole = DATASETS.get("susy")(preset="none")
+    X, y = (np.concatenate(c) for c in zip(*whole.chunks(), strict=True))
+    np.testing.assert_array_equal(X, rows[:, 1:])
+    np.testing.assert_array_equal(y, np.where(rows[:, 0] == 1, 1.0, -1.0))
+    monkeypatch.setattr(real, "VALUES", 18 * 1024)  # 1,024-row chunks
+    for shuffle in (False, True):
+        one = DATASETS.get("susy")(preset="pkawv", shuffle=shuffle)
+        monkeypatch.setattr(real, "VALUES", 1 << 30)
+        big = [c for c in one.chunks()]
+        monkeypatch.setattr(real, "VALUES", 18 * 1024)
+        small = [c for c in one.chunks()]
+        assert len(big) == 1 and len(small) == 5
+        for a, b in zip(big[0], (np.concatenate(c) for c in zip(*small, strict=True)), strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_shuffle_is_a_seeded_permutation_of_file_order(no_data):
+    write_susy(no_data, n=3000)
+
+    def stream(**kw):
+        return [np.concatenate(c) for c in zip(*DATASETS.get("susy")(preset="none", **kw).chunks(), strict=True)]
+
+    plain, a, b, c = stream(), stream(shuffle=True, seed=1), stream(shuffle=True, seed=1), stream(shuffle=True, seed=2)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert not np.array_equal(a[0], c[0]) and not np.array_equal(a[0], plain[0])
+    order = np.lexsort(a[0].T)
+    np.testing.assert_array_equal(a[0][order], plain[0][np.lexsort(plain[0].T)])
