@@ -106,7 +106,7 @@ class FileDataset(Dataset):
             "skip": 0,
             "length": None,
             "positive": list(spec.positive),
-            "target": spec.part(spec.default_parts[0]).sources[0].format.__dict__.get("target"),
+            "target": getattr(spec.part(spec.default_parts[0]).sources[0].format, "target", None),
             **PRESETS[preset],
             **spec.presets.get(preset, {}),
         }
@@ -164,8 +164,10 @@ class FileDataset(Dataset):
             yield self._rows(np.arange(start, min(start + step, first + self._n)))
 
     def _stats(self, which: str) -> Stats:
-        column = 0 if which == "x" else 1
-        return Stats.of(c[column] if which == "x" else c[column][:, None] for c in self._in_order())
+        """Statistics of the selected rows' features (``x``) or targets (``y``, as one column)."""
+        if which == "x":
+            return Stats.of(X for X, _ in self._in_order())
+        return Stats.of(y[:, None] for _, y in self._in_order())
 
     def _check_labels(self) -> None:
         if self.task != "binary":
@@ -193,7 +195,7 @@ class FileDataset(Dataset):
             if self.task == "binary":
                 y = np.where(np.isin(y, positive), 1.0, -1.0)
             else:
-                y = scale(y[:, None], p.y_scale, self._y_stats)[:, 0] if p.y_scale != "none" else y
+                y = scale(y[:, None], p.y_scale, self._y_stats)[:, 0]
             yield np.ascontiguousarray(X), y
 
 
