@@ -96,6 +96,7 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
         {
             **plan.partition,
             "task": plan.dataset.task,
+            "dataset_files": plan.dataset.provenance,
             "loss": loss_name,
             "planned_rounds": plan.rounds,
             "block": plan.run.block,

@@ -1,5 +1,7 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
+import json
+
 from helpers import write_susy
 
 
@@ -54,3 +56,6 @@ def test_a_real_dataset_runs_end_to_end_from_the_mirror(okl_run, results_root, m
     code, out, err = okl_run("learner=pkrr_taylor", "dataset=cod_rna", "n=5000", "progress=false")
     assert code == 0, err
     assert "complete, 5,000 rounds" in out
+    (manifest,) = results_root.glob("learner=pkrr_taylor/dataset=cod_rna/seed=0/run=*/run.json")
+    (source,) = json.loads(manifest.read_text())["dataset_files"]
+    assert source["part"] == "test" and source["content_sha256"].startswith("58cff16d") and source["checked"]

@@ -46,6 +46,11 @@ class Dataset(ABC):
     def n(self) -> int:
         """Number of rounds in the stream."""
 
+    @property
+    def provenance(self) -> list[dict]:
+        """The files the stream comes from, with their content sha256 (empty for generated streams)."""
+        return []
+
     @abstractmethod
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Consecutive chunks (X, y) of the stream: X float64 C-ordered (m×d), y float64 (m)."""

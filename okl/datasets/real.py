@@ -143,6 +143,10 @@ class FileDataset(Dataset):
     def n(self) -> int:
         return self._n
 
+    @property
+    def provenance(self) -> list[dict]:
+        return [{"part": part.meta["part"], **f} for part in self.parts for f in part.meta["files"]]
+
     def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw rows at stream positions ``idx`` (indices into the concatenated parts), as float64."""
         part_of = np.searchsorted(self._offsets, idx, side="right") - 1
