@@ -82,6 +82,10 @@ class Stats:
         mean = s1 / n
         return cls(lo, hi, shift + mean, np.sqrt(np.maximum(s2 / n - mean * mean, 0.0)))
 
+    def columns(self, which: slice) -> Stats:
+        """The statistics of some of the columns."""
+        return Stats(self.min[which], self.max[which], self.mean[which], self.std[which])
+
 
 def scale(values: np.ndarray, how: str, stats: Stats) -> np.ndarray:
     """``values`` scaled by ``how`` (an ``x_scale`` or ``y_scale`` option) with the stream's ``stats``."""

@@ -94,8 +94,10 @@ class FileDataset(Dataset):
             raise ConfigError(f"dataset.skip={p.skip} leaves no rows of the {total:,} of {spec.name} {p.parts}")
         self._n = total - p.skip if p.length is None else min(p.length, total - p.skip)
         self._check_labels()
-        self._x_stats = self._stats("x") if p.x_scale not in ("none", "pixels") else None
-        self._y_stats = self._stats("y") if p.y_scale != "none" else None
+        self._x_stats = self._y_stats = None
+        if p.x_scale not in ("none", "pixels") or p.y_scale != "none":  # one pass over the rows for both
+            both = Stats.of(np.column_stack((X, y)) for X, y in self._in_order())
+            self._x_stats, self._y_stats = both.columns(slice(0, self.d)), both.columns(slice(self.d, None))
 
     @staticmethod
     def _resolve(spec: Spec, p: FileParams) -> dict:
@@ -166,12 +168,6 @@ class FileDataset(Dataset):
         first = self.params.skip
         for start in range(first, first + self._n, step):
             yield self._rows(np.arange(start, min(start + step, first + self._n)))
-
-    def _stats(self, which: str) -> Stats:
-        """Statistics of the selected rows' features (``x``) or targets (``y``, as one column)."""
-        if which == "x":
-            return Stats.of(X for X, _ in self._in_order())
-        return Stats.of(y[:, None] for _, y in self._in_order())
 
     def _check_labels(self) -> None:
         if self.task != "binary":
