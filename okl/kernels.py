@@ -1,8 +1,15 @@
-"""The Gaussian kernel k(x, x') = exp(-||x - x'||² / (2σ²)) used by every learner of the PKAWV paper."""
+"""Kernels. The Gaussian kernel k(x, x') = exp(-||x - x'||² / (2σ²)) is used by every learner of the
+papers; the linear kernel k(x, x') = xᵀx' serves to check kernel methods against their explicit
+counterparts in R^d (KONS against ONS, Lemmas 1-2 of sketched_kons_calandriello2017)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numba
 import numpy as np
+
+KINDS = {"gaussian": 0, "linear": 1}  # codes for numba loops
 
 
 def gaussian(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
@@ -15,3 +22,39 @@ def gaussian(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
     np.maximum(sq, 0.0, out=sq)
     sq *= -0.5 / (sigma * sigma)
     return np.exp(sq, out=sq)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel by name (``gaussian`` with bandwidth ``sigma``, or ``linear``)."""
+
+    kind: str = "gaussian"
+    sigma: float = 1.0
+
+    @property
+    def code(self) -> int:
+        return KINDS[self.kind]
+
+    def __call__(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """K[i, j] = k(X[i], Y[j])."""
+        X, Y = np.atleast_2d(X), np.atleast_2d(Y)
+        return gaussian(X, Y, self.sigma) if self.kind == "gaussian" else X @ Y.T
+
+    def diag(self, X: np.ndarray) -> np.ndarray:
+        """k(x, x) for each row."""
+        X = np.atleast_2d(X)
+        return np.ones(len(X)) if self.kind == "gaussian" else (X * X).sum(axis=1)
+
+
+@numba.njit(cache=True)
+def pair(code: int, sigma: float, x: np.ndarray, z: np.ndarray) -> float:
+    """k(x, z) for one pair (numba loops)."""
+    s = 0.0
+    if code == 0:
+        for i in range(x.size):
+            r = x[i] - z[i]
+            s += r * r
+        return np.exp(-0.5 * s / (sigma * sigma))
+    for i in range(x.size):
+        s += x[i] * z[i]
+    return s

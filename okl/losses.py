@@ -36,11 +36,53 @@ EVALUATION = {
 }
 
 
-# Training losses ℓ(ŷ, y) of first-order learners, by code (numba-friendly). Their derivatives in ŷ:
-#   square    ℓ = (ŷ - y)²             ℓ' = 2(ŷ - y)          (the evaluation loss of regression)
-#   hinge     ℓ = max(0, 1 - yŷ)        ℓ' = -y if yŷ < 1 else 0
-#   logistic  ℓ = log(1 + exp(-yŷ))     ℓ' = -y / (1 + exp(yŷ))
-TRAINING = {"square": 0, "hinge": 1, "logistic": 2}
+# Training losses ℓ(ŷ, y) of gradient learners, by code (numba-friendly). Their derivatives in ŷ:
+#   square          ℓ = (ŷ - y)²             ℓ' = 2(ŷ - y)          (the evaluation loss of regression)
+#   hinge           ℓ = max(0, 1 - yŷ)        ℓ' = -y if yŷ < 1 else 0
+#   logistic        ℓ = log(1 + exp(-yŷ))     ℓ' = -y / (1 + exp(yŷ))
+#   squared_hinge   ℓ = max(0, 1 - yŷ)²       ℓ' = -2y max(0, 1 - yŷ)
+TRAINING = {"square": 0, "hinge": 1, "logistic": 2, "squared_hinge": 3}
+
+
+def curvature(loss: str, C: float) -> float:
+    """σ of Assumption 2 (sketched_kons_calandriello2017; pros_n_kons_calandriello2017) on S, i.e.
+    for predictions in [-C, C] and labels |y| <= C (regression) or ±1 (classification):
+
+        ℓ(w) >= ℓ(u) + ℓ'(u)(w - u) + (σ/2) (ℓ'(u)(w - u))²    for all u, w in [-C, C].
+
+    - square: σ = 1/(8C²), the papers' value (ℓ'' = 2, |ℓ'| <= L = 4C, σ = ℓ''/L²).
+    - logistic: ℓ'' >= e^C/(1+e^C)², |ℓ'| <= e^C/(1+e^C), so σ = ℓ''_min/L² = e^{-C}.
+    - squared_hinge: ℓ'' = 2 on the active side only; the bound across the kink (u active, w not)
+      gives σ = min{1/(2(1+C)²), (3C-1)/(8C²(1+C))} for C > 1 and 1/(2(1+C)²) for C <= 1.
+    - hinge: σ = 0 (no curvature).
+
+    A test checks the inequality on a grid of (u, w, y) for each loss.
+    """
+    if loss == "square":
+        return 1.0 / (8.0 * C * C)
+    if loss == "logistic":
+        return math.exp(-C)
+    if loss == "squared_hinge":
+        base = 1.0 / (2.0 * (1.0 + C) ** 2)
+        return base if C <= 1.0 else min(base, (3.0 * C - 1.0) / (8.0 * C * C * (1.0 + C)))
+    return 0.0
+
+
+def lipschitz(loss: str, C: float) -> float:
+    """L of Assumption 1: max |ℓ'| over predictions in [-C, C] (labels as in :func:`curvature`)."""
+    return {"square": 4.0 * C, "hinge": 1.0, "logistic": 1.0 / (1.0 + math.exp(-C)), "squared_hinge": 2.0 * (1.0 + C)}[
+        loss
+    ]
+
+
+@numba.njit(cache=True)
+def excess(z: float, C: float) -> float:
+    """h(z) = sign(z) max{|z| - C, 0}: how far z lies outside [-C, C] (sketched_kons eq. (1))."""
+    if z > C:
+        return z - C
+    if z < -C:
+        return z + C
+    return 0.0
 
 
 @numba.njit(cache=True)
@@ -50,6 +92,8 @@ def derivative(code: int, y_hat: float, y: float) -> float:
         return 2.0 * (y_hat - y)
     if code == 1:
         return -y if y * y_hat < 1.0 else 0.0
+    if code == 3:
+        return -2.0 * y * max(0.0, 1.0 - y * y_hat)
     margin = y * y_hat
     if margin > 0:  # -y e^{-m} / (1 + e^{-m}), stable for large margins
         e = math.exp(-margin)

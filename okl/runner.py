@@ -116,6 +116,7 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
     try:
         with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
             sink.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
+            _prepare(plan, state)
             _play(plan, loss_fn, sink, state, bar)
     except _Timeout:
         status = "timeout"
@@ -148,6 +149,27 @@ class _Progress:
     @property
     def average(self) -> float | None:
         return self.cum_loss / self.t if self.t else None
+
+
+def _prepare(plan: Plan, state: _Progress) -> None:
+    """Show the stream to a ``beforehand`` learner first; its time counts as learner time."""
+    learner = plan.learner
+    if learner.beforehand is None:
+        return
+    seen = 0
+    for X, y in plan.dataset.chunks():
+        take = min(len(y), plan.rounds - seen)
+        if take <= 0:
+            break
+        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
+        _check_finite(plan.dataset.name, X, y, seen)
+        t0 = time.perf_counter_ns()
+        learner.prepare(X, y if learner.beforehand == "stream" else None)
+        state.learner_ns += time.perf_counter_ns() - t0
+        seen += take
+    t0 = time.perf_counter_ns()
+    learner.prepared()
+    state.learner_ns += time.perf_counter_ns() - t0
 
 
 def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -> None:

@@ -18,13 +18,23 @@ def stream(n: int, d: int, seed: int = 0, scale: float = 1.0) -> tuple[np.ndarra
     return X, y
 
 
+def show(learner, X: np.ndarray, y: np.ndarray) -> None:
+    """What the runner does for a ``beforehand`` learner: show it the stream before round 1 (once)."""
+    if learner.beforehand and not getattr(learner, "_shown", False):
+        learner.prepare(X, y if learner.beforehand == "stream" else None)
+        learner.prepared()
+        learner._shown = True
+
+
 def play_loop(learner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The per-round protocol (predict x_t, then reveal y_t): the base class's loop, never overridden."""
+    show(learner, X, y)
     return Learner.predict_learn_block(learner, X, y)
 
 
 def play_blocks(learner, X: np.ndarray, y: np.ndarray, sizes) -> np.ndarray:
     """Blocks of the given sizes (cycled) until the stream ends."""
+    show(learner, X, y)
     out, start, i = [], 0, 0
     while start < len(y):
         stop = min(start + sizes[i % len(sizes)], len(y))

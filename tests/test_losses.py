@@ -9,6 +9,7 @@ LOSS = {
     "square": lambda p, y: (p - y) ** 2,
     "hinge": lambda p, y: max(0.0, 1 - y * p),
     "logistic": lambda p, y: np.log1p(np.exp(-y * p)),
+    "squared_hinge": lambda p, y: max(0.0, 1 - y * p) ** 2,
 }
 
 

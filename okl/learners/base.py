@@ -37,6 +37,9 @@ class Learner(ABC):
     name: ClassVar[str] = ""
     Params: ClassVar[type]
     tasks: ClassVar[tuple[str, ...]] = ("regression", "binary")  # dataset tasks it can learn
+    # What the learner sees before round 1: None (online), "inputs" (every x_t, labels revealed online:
+    # pkawv_jezequel2019 Corollary 8) or "stream" (every (x_t, y_t): batch comparators such as BATCH).
+    beforehand: ClassVar[str | None] = None
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
@@ -59,6 +62,12 @@ class Learner(ABC):
             out[i] = self.predict_one(X[i])
             self.learn_one(X[i], y[i])
         return out
+
+    def prepare(self, X: np.ndarray, y: np.ndarray | None) -> None:  # noqa: B027 (optional hook)
+        """Receive a chunk of the stream before round 1 (``beforehand`` learners; y is None for "inputs")."""
+
+    def prepared(self) -> None:  # noqa: B027 (optional hook)
+        """The whole stream has been shown through :meth:`prepare`."""
 
     @property
     @abstractmethod

@@ -84,6 +84,26 @@ class OnlineRidge:
         self.P = blas.dsyr(-1.0 / (1.0 + h), v, a=self.P, lower=0, overwrite_a=1)
         self.b += y * phi
 
+    # -- a new feature (dictionary growth) ---------------------------------------------------------
+    def add_feature(self, cross: np.ndarray, square: float, target: float) -> None:
+        """Append a feature whose past values ψ_s give A's new column: Σ φ_s ψ_s (``cross``),
+        Σ ψ_s² (``square``) and b's new entry Σ y_s ψ_s (``target``).
+
+        With a = ``cross`` and c = λ + ``square``, the inverse grows by its Schur complement
+        s = c − aᵀPa (>= λ): P ← [[P + Pa(Pa)ᵀ/s, −Pa/s], [−(Pa)ᵀ/s, 1/s]]. O(r²).
+        """
+        r = self.dim
+        P = np.triu(self.P) + np.triu(self.P, 1).T
+        Pa = P @ cross
+        s = self.lam + square - float(cross @ Pa)
+        grown = np.empty((r + 1, r + 1), order="F")
+        grown[:r, :r] = P + np.outer(Pa, Pa) / s
+        grown[:r, r] = grown[r, :r] = -Pa / s
+        grown[r, r] = 1.0 / s
+        self.P = grown
+        self.b = np.append(self.b, target)
+        self.dim = r + 1
+
     # -- block of rounds (LDLᵀ innovations) ----------------------------------------------------------
     def predict_update_block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Play the rounds of ``Phi`` (B×r) and ``y``; return the B predictions."""

@@ -1,0 +1,38 @@
+"""PKAWV with a dictionary built beforehand (pkawv_jezequel2019 §3.2, "Beforehand known features",
+Corollary 8).
+
+The inputs x_1..x_n are known in advance and only the labels are revealed online: KORS (μ, ε, β)
+runs over all inputs before round 1 and PKAWV uses the fixed subspace H = Span{φ(x), x ∈ I_n}, i.e.
+AWV on fixed Nyström coordinates (O(m²) per round, no history kept). The runner shows the inputs
+first (``beforehand = "inputs"``) and counts that pass as learner time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from okl.learners.base import register
+from okl.learners.pkawv_nystrom import PKAWVNystrom
+
+
+@register("pkawv_nystrom_beforehand")
+class PKAWVNystromBeforehand(PKAWVNystrom):
+    """PKAWV on the span of a KORS dictionary of all the inputs."""
+
+    beforehand = "inputs"
+
+    def prepare(self, X: np.ndarray, y: np.ndarray | None) -> None:
+        self.kors.run(X)
+
+    def prepared(self) -> None:
+        for z in self.kors.X:
+            self._grow(z)  # no rounds played yet: each point only extends the (empty) state
+
+    def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
+        """The span is fixed: nothing to keep."""
+
+    def _selected(self, X: np.ndarray) -> np.ndarray:
+        return np.zeros(len(X), dtype=bool)
+
+    def predict_one(self, x: np.ndarray) -> float:
+        return self.ridge.predict(self.map.transform(x)[0]) if self.map.dim else 0.0

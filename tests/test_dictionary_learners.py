@@ -1,0 +1,250 @@
+"""KORS, Nyström projections and the KONS family against the papers' formulas and invariants."""
+
+import math
+
+import numpy as np
+import pytest
+
+from helpers import play_blocks, play_loop, relative_gap, stream
+from okl.dictionary.kors import KORS
+from okl.dictionary.nystrom import NystromMap
+from okl.kernels import Kernel
+from okl.learners import LEARNERS
+from okl.losses import TRAINING, curvature, derivative, excess
+
+GAUSS = Kernel("gaussian", 0.5)
+
+
+def spread(n, d=10, seed=0):
+    """Inputs far apart in H (σ = 1, d = 10): a well-conditioned kernel matrix, so every point can
+    join a dictionary."""
+    g = np.random.default_rng(seed)
+    return g.uniform(-1, 1, (n, d)), g.standard_normal(n)
+
+
+def eq4(kernel, XI, pI, x, alpha, eps):
+    """Eq. 4 of sketched_kons evaluated as printed: temporary dictionary Ī = I ∪ {t} with S = Diag(1/√p)."""
+    Xb = np.vstack([XI, x[None, :]])
+    S = np.diag(1 / np.sqrt(np.append(pI, 1.0)))
+    K = kernel(Xb, Xb)
+    k = K[:, -1]
+    inner = S @ np.linalg.solve(S.T @ K @ S + alpha * np.eye(len(Xb)), S.T @ k)
+    return (1 + eps) / alpha * (K[-1, -1] - k @ inner)
+
+
+def test_kors_estimate_is_eq4_with_the_temporary_dictionary():
+    X, _ = stream(300, 3)
+    kors = KORS(3, GAUSS, gamma=0.3, eps=0.5, beta=2.0, seed=4)
+    for x in X:
+        size, XI, pI = kors.size, kors.X.copy(), kors.p.copy()
+        _, tau, _ = kors.run(x[None, :])
+        assert tau[0] == pytest.approx(eq4(GAUSS, XI[:size], pI[:size], x, 0.3, 0.5), rel=1e-9, abs=1e-12)
+    assert 5 < kors.size < 300
+
+
+def test_kors_estimates_bracket_exact_ridge_leverage_scores():
+    """Theorem 2(3): τ_t,t <= τ̃_t,t <= ρ τ_t,t with ρ = (1+ε)/(1-ε), for β >= 3 log(T/δ)/ε²."""
+    n, alpha, eps, delta = 3000, 0.5, 0.5, 0.1
+    X, _ = stream(n, 3)
+    beta = 3 * math.log(n / delta) / eps**2
+    smooth = Kernel("gaussian", 1.5)  # a small effective dimension, so that p̃ < 1 for most points
+    kors = KORS(3, smooth, gamma=alpha, eps=eps, beta=beta, seed=0)
+    _, tau_tilde, _ = kors.run(X)
+    # exact τ_t,t = φ_tᵀ(Φ_tΦ_tᵀ + αI)⁻¹φ_t = (L_tt² − α)/L_tt², L the Cholesky factor of K + αI
+    diag = np.diag(np.linalg.cholesky(smooth(X, X) + alpha * np.eye(n))) ** 2
+    exact = (diag - alpha) / diag
+    rho = (1 + eps) / (1 - eps)
+    assert np.all(exact <= tau_tilde * (1 + 1e-9))
+    assert np.all(tau_tilde <= rho * exact * (1 + 1e-9))
+    assert kors.size < 0.9 * n  # the estimates come from a strict subset
+
+
+def test_kors_dictionary_size_follows_theorem_2():
+    """|I_T| <= 3 Σ p̃_s in every run, and E|I_T| = Σ p̃_s (mean over seeds within 4 standard errors)."""
+    X, _ = stream(800, 3)
+    sizes, sums = [], []
+    for seed in range(40):
+        kors = KORS(3, GAUSS, gamma=1.0, eps=0.5, beta=1.0, seed=seed)
+        kors.run(X)
+        sizes.append(kors.size)
+        sums.append(kors.p_sum)
+        assert kors.size <= 3 * kors.p_sum
+    sizes, sums = np.array(sizes), np.array(sums)
+    assert abs(sizes.mean() - sums.mean()) < 4 * sizes.std() / math.sqrt(len(sizes)) + 0.5
+    assert sizes.std() > 0  # the coins do differ between seeds
+
+
+def test_kors_budget_stops_the_dictionary():
+    X, _ = stream(500, 3)
+    kors = KORS(3, GAUSS, gamma=0.1, eps=0.5, beta=5.0, seed=0, budget=7)
+    kors.run(X)
+    assert kors.size == 7
+
+
+def test_nystrom_map_is_the_projection_and_nested():
+    X, _ = spread(40, d=4)
+    kernel = Kernel("gaussian", 1.0)
+    nmap = NystromMap(4, kernel)
+    for z in X[:10]:
+        before = nmap.transform(X)
+        nmap.add(z)
+        np.testing.assert_allclose(nmap.transform(X)[:, :-1], before, atol=1e-12)  # old coordinates unchanged
+    F = nmap.transform(X)
+    Z = X[:10]
+    direct = kernel(X, Z) @ np.linalg.solve(kernel(Z, Z), kernel(Z, X))
+    np.testing.assert_allclose(F @ F.T, direct, atol=1e-10)
+    assert nmap.add(X[3]) is None  # already in the span
+
+
+@pytest.mark.parametrize(("name", "exact"), [("pkawv_nystrom", "kernel_awv"), ("pkrr_nystrom", "krr"),
+                                             ("pkawv_nystrom_beforehand", "kernel_awv")])  # fmt: skip
+def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, exact):
+    X, y = spread(150)
+    learner = LEARNERS.get(name)(10, sigma=1.0, lam=0.7, beta=1e12)
+    reference = LEARNERS.get(exact)(10, sigma=1.0, lam=0.7)
+    assert relative_gap(play_blocks(learner, X, y, (1, 16, 40)), play_loop(reference, X, y)) < 1e-9
+    assert learner.model_size == 150
+
+
+def test_pkrr_nystrom_solves_its_normal_equations_at_every_round():
+    """ŷ_t = k_I(x_t)ᵀc, c = (K_{<t,I}ᵀK_{<t,I} + λK_II)⁻¹K_{<t,I}ᵀy_{<t}, I = the dictionary at round t."""
+    X, y = stream(250, 3)
+    lam, kernel = 0.4, GAUSS
+    learner = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=lam, mu=0.2, seed=3)
+    pred = play_blocks(learner, X, y, (7, 30))
+    joined = learner.kors.index
+    assert 10 < len(joined) < 200
+    for t in range(1, 250):
+        Z = X[joined[joined <= t]]
+        Knz = kernel(X[:t], Z)
+        c = np.linalg.lstsq(Knz.T @ Knz + lam * kernel(Z, Z), Knz.T @ y[:t], rcond=None)[0]
+        assert pred[t] == pytest.approx(kernel(X[t : t + 1], Z)[0] @ c, rel=1e-6, abs=1e-8)
+
+
+def explicit_ons(F, y, alpha, C, eta, loss="square"):
+    """ONS in R^j as sketched_kons eq. (1) writes it, with matrices."""
+    j = F.shape[1]
+    A, w, g, out = alpha * np.eye(j), np.zeros(j), np.zeros(j), []
+    for phi, target in zip(F, y, strict=True):
+        A_inv = np.linalg.inv(A)
+        u = w - A_inv @ g
+        w = u - excess(phi @ u, C) / (phi @ A_inv @ phi) * (A_inv @ phi)
+        out.append(phi @ w)
+        g = derivative(TRAINING[loss], out[-1], target) * phi
+        A = A + eta * np.outer(g, g)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("loss", ["square", "logistic", "squared_hinge", "hinge"])
+def test_kons_with_a_linear_kernel_is_ons_in_rd(loss):
+    g = np.random.default_rng(2)
+    X = g.standard_normal((80, 3))
+    y = np.sign(X @ [1.0, -0.5, 0.3]) if loss != "square" else np.clip(X @ [0.5, -0.2, 0.1], -1, 1)
+    C, alpha, eta = 1.5, 0.5, 0.2  # C != 1: a clipped prediction on the hinge's kink would be decided by round-off
+    kons = LEARNERS.get("kons")(3, kernel="linear", alpha=alpha, C=C, loss=loss, eta=eta)
+    assert relative_gap(play_loop(kons, X, y), explicit_ons(X, y, alpha, C, eta, loss)) < 1e-10
+
+
+def test_kons_default_step_is_the_curvature_of_assumption_2():
+    X, y = stream(60, 3)
+    a = play_loop(LEARNERS.get("kons")(3, kernel="linear", C=2.0), X, y)
+    assert relative_gap(a, explicit_ons(X, y, 1.0, 2.0, 1 / 32)) < 1e-10  # σ = 1/(8C²)
+
+
+def test_sketched_kons_with_gamma_one_is_kons_and_smaller_gamma_keeps_fewer_gradients():
+    X, y = stream(200, 3)
+    kons = LEARNERS.get("kons")(3, sigma=0.5)
+    full = LEARNERS.get("sketched_kons")(3, sigma=0.5, gamma=1.0)
+    assert relative_gap(play_loop(full, X, y), play_loop(kons, X, y)) < 1e-12
+    sketch = LEARNERS.get("sketched_kons")(3, sigma=0.5, gamma=0.05, seed=1)
+    play_loop(sketch, X, y)
+    assert len(sketch.kept) < len(kons.kept) == 200
+
+
+def test_pros_n_kons_with_a_fixed_dictionary_is_kons_in_the_embedded_space():
+    """After B-KONS's last restart the embedding never changes: from that round on it is KONS with the
+    linear kernel on φ̃, η = σ/2, started from w = 0, A = αI (Figure 1)."""
+    X, y = stream(400, 3)
+    learner = LEARNERS.get("b_kons")(3, sigma=0.5, alpha=0.5, gamma=0.5, budget=5, seed=2)
+    pred = play_blocks(learner, X, y, (64,))
+    restarts = play_blocks_diag = learner.diagnostics(400 % 64 or 64)["restarts"]
+    assert restarts[-1] == 5
+    last = int(learner.kors.index[-1]) + 1  # the round after the last addition resets
+    F = learner.map.transform(X[last:])
+    kons = LEARNERS.get("kons")(F.shape[1], kernel="linear", alpha=0.5, C=1.0, eta=curvature("square", 1.0) / 2)
+    assert relative_gap(pred[last:], play_loop(kons, F, y[last:])) < 1e-10
+    assert play_blocks_diag is restarts
+
+
+def test_pros_n_kons_restarts_the_round_after_an_addition_and_predicts_zero():
+    X, y = stream(300, 3)
+    y = y + 5.0  # far from 0, so a zero prediction is unmistakable
+    learner = LEARNERS.get("pros_n_kons")(3, sigma=0.5, gamma=0.5, C=10.0, seed=0)
+    pred = play_loop(learner, X, y)
+    joined = learner.kors.index
+    assert len(joined) > 3
+    np.testing.assert_array_equal(pred[joined + 1][joined + 1 < 300], 0.0)
+    others = np.setdiff1d(np.arange(300), np.concatenate(([0], joined + 1)))
+    assert np.all(pred[others[others > joined[0] + 1]] != 0.0)
+
+
+def test_con_kons_carries_its_state_over_while_pros_n_kons_resets():
+    X, y = stream(300, 3)
+    pros = play_loop(LEARNERS.get("pros_n_kons")(3, sigma=0.5, gamma=0.5, seed=0), X, y)
+    con = LEARNERS.get("con_kons")(3, sigma=0.5, gamma=0.5, seed=0)
+    con_pred = play_loop(con, X, y)
+    restart = con.kors.index[-1] + 1
+    assert pros[restart] == 0.0 and con_pred[restart] != 0.0
+    assert ((con_pred - y) ** 2).mean() < ((pros - y) ** 2).mean()
+
+
+def test_nogd_is_gradient_descent_on_the_embedding_of_the_first_points():
+    X, y = stream(200, 3)
+    J, eta = 15, 0.3
+    pred = play_loop(LEARNERS.get("nogd")(3, J=J, sigma=0.5, eta=eta), X, y)
+    kernel = GAUSS
+    coef, out = np.zeros(200), []  # functional gradient descent for rounds <= J, then projected
+    for t in range(200):
+        out.append(kernel(X[:t], X[t : t + 1])[:, 0] @ coef[:t] if t < J else 0.0)
+        if t >= J:
+            Z = X[:J]
+            proj = kernel(X[t : t + 1], Z)[0] @ np.linalg.solve(kernel(Z, Z), kernel(Z, X[:J]))
+            out[-1] = proj @ coef[:J]
+        coef[t] = -eta * 2 * (out[-1] - y[t])
+        if t >= J:  # the gradient φ̃(x_t) is the projection of φ(x_t): expressed on the landmarks
+            Z = X[:J]
+            coef[:J] += coef[t] * np.linalg.solve(kernel(Z, Z), kernel(Z, X[t : t + 1])[:, 0])
+            coef[t] = 0.0
+    assert relative_gap(pred, np.array(out)) < 1e-9
+
+
+def test_batch_is_the_regularised_least_squares_solution_in_the_final_space():
+    X, y = stream(300, 3)
+    batch = LEARNERS.get("batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5)
+    pred = play_blocks(batch, X, y, (100,))
+    twin = LEARNERS.get("pros_n_kons")(3, sigma=0.5, gamma=0.5, seed=5)
+    play_blocks(twin, X, y, (100,))
+    np.testing.assert_array_equal(batch.kors.index, twin.kors.index)  # the same final dictionary
+    Z = X[batch.kors.index]
+    F = batch.map.transform(X)
+    w = np.linalg.solve(F.T @ F + 0.3 * np.eye(F.shape[1]), F.T @ y)
+    np.testing.assert_allclose(pred, F @ w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(F @ F.T, GAUSS(X, Z) @ np.linalg.solve(GAUSS(Z, Z), GAUSS(Z, X)), atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["square", "logistic", "squared_hinge", "hinge"])
+@pytest.mark.parametrize("C", [0.5, 1.0, 2.0, 5.0])
+def test_curvature_satisfies_assumption_2_on_the_feasible_set(loss, C):
+    values = {
+        "square": lambda p, y: (p - y) ** 2,
+        "logistic": lambda p, y: np.logaddexp(0, -y * p),
+        "squared_hinge": lambda p, y: np.maximum(0, 1 - y * p) ** 2,
+        "hinge": lambda p, y: np.maximum(0, 1 - y * p),
+    }
+    f, sigma = values[loss], curvature(loss, C)
+    grid = np.linspace(-C, C, 161)
+    U, W = np.meshgrid(grid, grid)
+    for y in np.linspace(-C, C, 9) if loss == "square" else (-1.0, 1.0):
+        g = np.vectorize(lambda u, y=y: derivative(TRAINING[loss], u, y))(U)
+        gap = f(W, y) - (f(U, y) + g * (W - U) + sigma / 2 * (g * (W - U)) ** 2)
+        assert gap.min() > -1e-12
