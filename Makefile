@@ -30,6 +30,7 @@ test: install  ## run the test suite
 bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times)
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_data.py
+	$(PY) scripts/bench_kons.py
 
 figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
 	$(PY) scripts/figures.py

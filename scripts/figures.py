@@ -92,12 +92,13 @@ def draw(name: str, runs, swept, out: Path) -> Path:
     return path
 
 
-DRAWN = ("fig2_synthetic", "taylor_convergence")
+DRAWN = ("fig2_synthetic", "taylor_convergence")  # built-in data: `make figures`
+REAL = ("pkawv_fig2_cod_rna", "pkawv_fig2_ijcnn1", "pkawv_fig4_casp")  # need the datasets: --only NAME
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=DRAWN)
+    parser.add_argument("--only", choices=DRAWN + REAL)
     parser.add_argument("--no-run", action="store_true", help="draw from existing runs only")
     parser.add_argument("--out", type=Path, default=Path("figures"))
     args = parser.parse_args()

@@ -138,7 +138,8 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
 BAD_INPUTS = [
     (
         ["learner=pkawv_tayler"],
-        "unknown learner 'pkawv_tayler'; choose one of: fogd, kernel_awv, krr, pkawv_taylor, pkrr_taylor",
+        "unknown learner 'pkawv_tayler'; choose one of: b_kons, batch, con_kons, fogd, kernel_awv, kons, krr, nogd, "
+        "pkawv_nystrom, pkawv_nystrom_beforehand, pkawv_taylor, pkrr_nystrom, pkrr_taylor, pros_n_kons, sketched_kons",
     ),
     (["dataset=nope"], "unknown dataset 'nope'; choose one of:"),
     (["M=abc"], "bad value in 'M=abc': Value 'abc' of type 'str' could not be converted to Integer"),
@@ -237,4 +238,6 @@ def test_help_lists_groups_and_learners(okl_run):
     code, out, _ = okl_run("--help")
     assert code == 0
     assert out.startswith("okl-run: play an online kernel learner")
-    assert "learner: fogd, kernel_awv, krr, pkawv_taylor, pkrr_taylor" in out and "$OKL_RESULTS" in out
+    from okl.learners import LEARNERS
+
+    assert f"learner: {', '.join(LEARNERS.names())}" in out and "$OKL_RESULTS" in out

@@ -248,3 +248,20 @@ def test_curvature_satisfies_assumption_2_on_the_feasible_set(loss, C):
         g = np.vectorize(lambda u, y=y: derivative(TRAINING[loss], u, y))(U)
         gap = f(W, y) - (f(U, y) + g * (W - U) + sigma / 2 * (g * (W - U)) ** 2)
         assert gap.min() > -1e-12
+
+
+def test_runs_record_dictionary_size_and_restarts_and_show_beforehand_learners_the_inputs(okl_run, results_root):
+    import pandas as pd
+
+    for learner in ("pros_n_kons", "pkawv_nystrom_beforehand"):
+        code, out, err = okl_run(
+            f"learner={learner}", "dataset.d=3", "dataset.length=2000", "sigma=0.5", "progress=false"
+        )
+        assert code == 0, err
+        (run_dir,) = results_root.glob(f"learner={learner}/*/*/*")
+        df = pd.read_parquet(run_dir / "rounds")
+        assert np.all(np.diff(df.dictionary_size) >= 0) and df.dictionary_size.iloc[-1] > 3
+        if learner == "pros_n_kons":  # one restart per addition, the round after it
+            assert df.restarts.iloc[-1] in (df.dictionary_size.iloc[-1], df.dictionary_size.iloc[-1] - 1)
+        else:  # the whole dictionary exists before round 1
+            assert df.dictionary_size.iloc[0] == df.dictionary_size.iloc[-1] == df.model_size.iloc[0]

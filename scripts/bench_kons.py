@@ -1,0 +1,64 @@
+"""`make bench` (Nyström and second-order learners): the issue's two targets, each run in its own
+`okl-run` process on the real data (needs the datasets: OKL_DATA_MIRROR or `okl-data fetch`).
+
+- pros_n_kons on casp (45,730 rounds; σ = 8, α = γ = 1, β = 1, ε = 0.5, pros_n_kons preset):
+  target <= 2 s per run; the paper: 40.7 s on a 10-core Xeon, 21 SV, loss 0.0677 ± 0.0011.
+- pkrr_nystrom on all 271,617 rounds of cod-rna (σ = 1, λ = 1, μ = 1, β = 1, ε = 0.5): target <= 15 s.
+
+Reports learner seconds (median of --repeat runs), average loss, final dictionary size and peak RSS.
+
+    python scripts/bench_kons.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+CASES = [  # name, overrides, target seconds
+    ("pros_n_kons casp", ["dataset=casp", "dataset.preset=pros_n_kons", "learner=pros_n_kons", "sigma=8"], 2.0),
+    ("pkrr_nystrom cod_rna", ["dataset=cod_rna", "learner=pkrr_nystrom", "sigma=1", "lam=1"], 15.0),
+]
+
+
+def run_case(overrides: list[str], root: Path) -> tuple[dict, int]:
+    subprocess.run(
+        [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides],
+        env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
+        check=True,
+        capture_output=True,
+    )
+    (manifest,) = root.glob("*/*/*/*/run.json")
+    table = pq.read_table(manifest.parent / "rounds", columns=["dictionary_size"])
+    return json.loads(manifest.read_text()), table["dictionary_size"][-1].as_py()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{'case':<22} {'rounds':>8} {'learner s':>10} {'target':>7} {'loss':>9} {'dict':>5} {'peak RSS':>9}")
+    for name, overrides, target in CASES:
+        runs = []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory() as tmp:
+                runs.append(run_case(overrides, Path(tmp)))
+        seconds = statistics.median(m["learner_s"] for m, _ in runs)
+        m, size = runs[0]
+        print(
+            f"{name:<22} {m['rounds']:>8,} {seconds:>10.2f} {target:>7.1f} {m['average_loss']:>9.5f} {size:>5} "
+            f"{m['peak_rss_bytes'] / 2**20:>7.0f} MB",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

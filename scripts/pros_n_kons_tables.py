@@ -1,0 +1,104 @@
+"""Tables 1-2 of pros_n_kons_calandriello2017 on the datasets we have, beside the paper's numbers.
+
+Each (dataset, learner) runs over ``--seeds`` seeds (each seed reshuffles the stream and redraws the
+KORS coins) through the presets ``experiment=pros_n_kons_regression`` / ``_classification``; the
+table shows mean ± std of the average loss (square loss; % online error for classification), the
+final model size (#SV: dictionary or features) and the learner seconds per run. Complete runs are
+reused from the results root.
+
+Learner settings (§5): σ = 8, β = 1, ε = 0.5, J_max = 100; regression α = γ = 1 with the square loss;
+classification the hinge loss with α = γ = 0.01 (ijcnn1 also α = γ = 1). FOGD and NOGD use the
+paper's budgets (#SV 30 for regression; 400 and 100 for classification), η = 1/√n.
+
+    python scripts/pros_n_kons_tables.py [--seeds 5] [--datasets casp cadata]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+import pandas as pd
+from hydra import compose, initialize_config_module
+
+from okl import config, runner
+from okl.sink import ROUNDS
+
+# dataset: (task, paper rows {learner: (loss mean, loss std, #SV, seconds)})
+PAPER = {
+    "parkinson": ("regression", {"fogd": (0.04909, 0.00020, 30, None), "nogd": (0.04896, 0.00068, 30, None),
+                                 "pros_n_kons": (0.05798, 0.00136, 18, 5.16), "con_kons": (0.05696, 0.00129, 18, 5.21),
+                                 "b_kons": (0.05795, 0.00172, 18, 5.35), "batch": (0.04535, 0.00002, None, None)}),
+    "cpusmall": ("regression", {"fogd": (0.02577, 0.00050, 30, None), "nogd": (0.02559, 0.00024, 30, None),
+                                "pros_n_kons": (0.02494, 0.00141, 20, 7.28), "con_kons": (0.02269, 0.00164, 20, 7.40),
+                                "b_kons": (0.02496, 0.00177, 20, 7.37), "batch": (0.01090, 0.00082, None, None)}),
+    "cadata": ("regression", {"fogd": (0.04097, 0.00015, 30, None), "nogd": (0.03983, 0.00018, 30, None),
+                              "pros_n_kons": (0.03095, 0.00110, 20, 18.59), "con_kons": (0.02850, 0.00174, 19, 18.45),
+                              "b_kons": (0.03095, 0.00118, 19, 18.65), "batch": (0.02202, 0.00002, None, None)}),
+    "casp": ("regression", {"fogd": (0.08021, 0.00031, 30, None), "nogd": (0.07844, 0.00008, 30, None),
+                            "pros_n_kons": (0.06773, 0.00105, 21, 40.73), "con_kons": (0.06832, 0.00315, 20, 40.91),
+                            "b_kons": (0.06775, 0.00067, 21, 41.13), "batch": (0.06100, 0.00003, None, None)}),
+    "ijcnn1": ("binary", {"fogd": (9.06, 0.05, 400, None), "nogd": (9.55, 0.01, 100, None),
+                          "pros_n_kons": (10.73, 0.12, 436, None), "con_kons": (6.23, 0.18, 432, None),
+                          "b_kons": (4.85, 0.08, 100, None), "batch": (5.61, 0.01, None, None)}),
+    "cod_rna": ("binary", {"fogd": (10.30, 0.10, 400, None), "nogd": (13.80, 2.10, 100, None),
+                           "pros_n_kons": (4.91, 0.04, 111, 1003.82), "con_kons": (5.81, 1.96, 111, 987.33),
+                           "b_kons": (4.57, 0.05, 100, 147.22), "batch": (3.61, 0.01, None, None)}),
+}  # fmt: skip
+
+
+def overrides(task: str, learner: str, small: float) -> list[str]:
+    """The learner's own keys for the task (§5)."""
+    if learner == "fogd":
+        return ["learner.D=15" if task == "regression" else "learner.D=200"] + (
+            [] if task == "regression" else ["learner.loss=hinge"]
+        )
+    if learner == "nogd":
+        return [f"learner.J={30 if task == 'regression' else 100}"] + (
+            [] if task == "regression" else ["learner.loss=hinge"]
+        )
+    keys = [f"learner.alpha={small}", f"learner.gamma={small}"]
+    if learner == "batch":
+        return keys + ([] if task == "regression" else ["learner.loss=squared_hinge"])
+    return keys + ([] if task == "regression" else ["learner.loss=hinge"])
+
+
+def run(dataset: str, task: str, learner: str, seed: int, small: float) -> tuple[float, int, float]:
+    preset = "pros_n_kons_regression" if task == "regression" else "pros_n_kons_classification"
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        keys = [f"experiment={preset}", f"dataset={dataset}", f"learner={learner}", f"seed={seed}", "progress=false"]
+        cfg = compose("config", overrides=[*keys, *overrides(task, learner, small)])
+    plan = config.plan(cfg)
+    outcome = runner.execute(plan, progress=False)
+    size = int(pd.read_parquet(outcome.run_dir / ROUNDS, columns=["model_size"]).model_size.iloc[-1])
+    scale = 100.0 if task == "binary" else 1.0
+    return outcome.average_loss * scale, size, outcome.learner_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--datasets", nargs="+", default=["casp", "cadata", "cpusmall", "parkinson", "cod_rna"])
+    parser.add_argument("--learners", nargs="+", default=["fogd", "nogd", "pros_n_kons", "con_kons", "b_kons", "batch"])
+    args = parser.parse_args()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for dataset in args.datasets:
+        task, paper = PAPER[dataset]
+        for small in [1.0] if task == "regression" else ([0.01, 1.0] if dataset == "ijcnn1" else [0.01]):
+            unit = "avg. squared loss" if task == "regression" else "% error"
+            print(f"\n{dataset} (alpha = gamma = {small}) — {unit}: ours over {args.seeds} seeds | paper")
+            print(f"{'learner':<12} {'ours':>22} {'#SV':>6} {'s/run':>7} | {'paper':>22} {'#SV':>5} {'s':>8}")
+            for learner in args.learners:
+                rows = np.array([run(dataset, task, learner, seed, small) for seed in range(args.seeds)])
+                mean, std = rows[:, 0].mean(), rows[:, 0].std()
+                p = paper.get(learner) if small == (1.0 if task == "regression" else 0.01) else None
+                ref = f"{p[0]:.5g} ± {p[1]:.2g}" if p else "—"
+                sv = f"{p[2]}" if p and p[2] else "—"
+                secs = f"{p[3]:.1f}" if p and p[3] else "—"
+                ours = f"{mean:>12.5g} ± {std:<8.2g} {rows[:, 1].mean():>6.0f} {rows[:, 2].mean():>7.2f}"
+                print(f"{learner:<12} {ours} | {ref:>22} {sv:>5} {secs:>8}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
