@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-KINDS = {"gaussian": 0, "linear": 1}  # codes for numba loops
+KINDS = ("gaussian", "linear")
 
 
 def gaussian(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
@@ -31,10 +30,6 @@ class Kernel:
     kind: str = "gaussian"
     sigma: float = 1.0
 
-    @property
-    def code(self) -> int:
-        return KINDS[self.kind]
-
     def __call__(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """K[i, j] = k(X[i], Y[j])."""
         X, Y = np.atleast_2d(X), np.atleast_2d(Y)
@@ -44,17 +39,3 @@ class Kernel:
         """k(x, x) for each row."""
         X = np.atleast_2d(X)
         return np.ones(len(X)) if self.kind == "gaussian" else (X * X).sum(axis=1)
-
-
-@numba.njit(cache=True)
-def pair(code: int, sigma: float, x: np.ndarray, z: np.ndarray) -> float:
-    """k(x, z) for one pair (numba loops)."""
-    s = 0.0
-    if code == 0:
-        for i in range(x.size):
-            r = x[i] - z[i]
-            s += r * r
-        return np.exp(-0.5 * s / (sigma * sigma))
-    for i in range(x.size):
-        s += x[i] * z[i]
-    return s

@@ -19,6 +19,7 @@ import numpy as np
 
 from okl.dictionary.kors import KORS
 from okl.dictionary.uniforms import Uniforms
+from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.kons import KONS, KONSParams
 from okl.seeding import rng
@@ -38,7 +39,7 @@ class SketchedKONSParams(KONSParams):
         super().__post_init__()
         non_negative("gamma", self.gamma)
         if self.gamma > 1:
-            positive("1 - gamma", 1 - self.gamma)
+            raise ConfigError(f"gamma is a probability: it must be in [0, 1] (got {self.gamma!r})")
         positive("eps", self.eps)
         positive("beta", self.beta)
 

@@ -82,8 +82,3 @@ class GrowingFactor:
     def solve_t(self, b: np.ndarray) -> np.ndarray:
         """L⁻ᵀ b."""
         return backward_t(self.L, self.m, np.ascontiguousarray(b, dtype=np.float64))
-
-    @property
-    def matrix(self) -> np.ndarray:
-        """The factor itself (a view of the buffer)."""
-        return self.L[: self.m, : self.m]
