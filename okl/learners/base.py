@@ -84,3 +84,17 @@ class Learner(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(d={self.d}, {self.params})"
+
+
+class BlockLearner(Learner):
+    """A learner whose rounds are played by ``predict_learn_block`` (dictionary learners, whose
+    state changes with the inputs): ``learn_one`` plays a block of one round, and the per-round
+    diagnostics are the arrays the last block stored in ``self.recorded``."""
+
+    recorded: dict[str, np.ndarray]
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        return {key: values[-rounds:] for key, values in self.recorded.items()}

@@ -22,7 +22,7 @@ import numpy as np
 from okl.dictionary.nystrom import NystromMap
 from okl.errors import ConfigError
 from okl.kernels import Kernel
-from okl.learners.base import Learner, register
+from okl.learners.base import BlockLearner, register
 from okl.learners.fogd import _ogd_block
 from okl.losses import TRAINING
 from okl.validation import integer_at_least, one_of, positive
@@ -46,7 +46,7 @@ class NOGDParams:
 
 
 @register("nogd")
-class NOGD(Learner):
+class NOGD(BlockLearner):
     """Gradient descent in the Nyström embedding of the first J inputs."""
 
     Params = NOGDParams
@@ -61,7 +61,6 @@ class NOGD(Learner):
         self.w = np.zeros(0)
         self.t = 0
         self._loss = TRAINING[p.loss]
-        self._dims = np.zeros(0, dtype=np.int64)
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out, dims = np.empty(len(y)), np.empty(len(y), dtype=np.int64)
@@ -77,19 +76,13 @@ class NOGD(Learner):
             dims[a:b] = self.map.dim
             self.t += b - a
             a = b
-        self._dims = dims
+        self.recorded = {"model_size": dims}
         return out
 
     def predict_one(self, x: np.ndarray) -> float:
         phi = self.map.transform(x)[0]
         return float(phi @ self.w)  # a landmark's own coordinate has weight 0 when it is predicted
 
-    def learn_one(self, x: np.ndarray, y: float) -> None:
-        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
-
     @property
     def model_size(self) -> int:
         return self.map.dim
-
-    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
-        return {"model_size": self._dims[-rounds:]}

@@ -30,7 +30,7 @@ from okl.dictionary.history import History
 from okl.dictionary.kors import KORS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
-from okl.learners.base import Learner, register
+from okl.learners.base import BlockLearner, register
 from okl.learners.kernel_awv import KernelParams
 from okl.linalg.online_ridge import OnlineRidge
 from okl.validation import positive
@@ -53,7 +53,7 @@ class NystromParams(KernelParams):
 
 
 @register("pkawv_nystrom")
-class PKAWVNystrom(Learner):
+class PKAWVNystrom(BlockLearner):
     """PKAWV on the span of a KORS dictionary that grows online."""
 
     Params = NystromParams
@@ -67,7 +67,6 @@ class PKAWVNystrom(Learner):
         self.map = NystromMap(d, kernel)
         self.ridge = OnlineRidge(0, p.lam, awv=self.awv)
         self.history = History(d, self.name)
-        self._sizes = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     # -- dictionary ----------------------------------------------------------------------------------
     def _grow(self, z: np.ndarray) -> None:
@@ -90,10 +89,11 @@ class PKAWVNystrom(Learner):
 
     # -- rounds --------------------------------------------------------------------------------------
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        start = self.kors.size
         selected = self._selected(X)
         cuts = [0, *np.flatnonzero(selected), len(y)]
         out = np.empty(len(y))
-        dims, dicts = np.empty(len(y), dtype=np.int64), np.empty(len(y), dtype=np.int64)
+        dims = np.empty(len(y), dtype=np.int64)
         for a, b in zip(cuts[:-1], cuts[1:], strict=True):
             if a == b:
                 continue
@@ -103,8 +103,7 @@ class PKAWVNystrom(Learner):
             out[a:b] = self.ridge.predict_update_block(F, y[a:b]) if self.map.dim else 0.0
             self._record(X[a:b], y[a:b], F)
             dims[a:b] = self.map.dim
-        dicts[:] = self.kors.size - np.cumsum(selected[::-1])[::-1] + selected
-        self._sizes = (dims, dicts)
+        self.recorded = {"model_size": dims, "dictionary_size": start + np.cumsum(selected)}
         return out
 
     def predict_one(self, x: np.ndarray) -> float:
@@ -114,13 +113,6 @@ class PKAWVNystrom(Learner):
             return 0.0
         return self.ridge.predict(self.map.transform(x)[0])
 
-    def learn_one(self, x: np.ndarray, y: float) -> None:
-        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
-
     @property
     def model_size(self) -> int:
         return self.map.dim
-
-    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
-        dims, dicts = self._sizes
-        return {"model_size": dims[-rounds:], "dictionary_size": dicts[-rounds:]}

@@ -32,7 +32,7 @@ import numpy as np
 from okl.dictionary.kors import KORS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
-from okl.learners.base import Learner, register
+from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
 from okl.validation import integer_at_least, one_of, positive
 
@@ -64,7 +64,7 @@ class ProsNKonsParams:
 
 
 @register("pros_n_kons")
-class ProsNKons(Learner):
+class ProsNKons(BlockLearner):
     """KONS in a KORS Nyström embedding, restarted when the dictionary grows."""
 
     Params = ProsNKonsParams
@@ -83,7 +83,6 @@ class ProsNKons(Learner):
         self.P = np.zeros((0, 0))  # Ã⁻¹
         self.restarts = 0
         self._pending: np.ndarray | None = None  # input added by KORS at the last round
-        self._diag = (np.zeros(0, dtype=np.int64),) * 3
         _ons(np.zeros((1, 0)), np.zeros(1), self.w, self.P, self.omega, 0, 1.0, 0.0, False, np.empty(1))
 
     def _reset(self) -> None:
@@ -102,7 +101,7 @@ class ProsNKons(Learner):
             self.P, self.w, self.omega = np.eye(j) / alpha, np.zeros(j), np.zeros(j)
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        B = len(y)
+        B, start = len(y), self.kors.size
         added = self.kors.run(X)[0]
         restart = np.concatenate(([self._pending is not None], added[:-1]))
         cuts = [0, *np.flatnonzero(restart[1:]) + 1, B]
@@ -121,8 +120,7 @@ class ProsNKons(Learner):
             dims[a:b], epochs[a:b] = self.map.dim, self.restarts
         if added[-1]:
             self._pending = X[-1].copy()
-        sizes = self.kors.size - np.cumsum(added[::-1])[::-1] + added
-        self._diag = (dims, sizes, epochs)
+        self.recorded = {"model_size": dims, "dictionary_size": start + np.cumsum(added), "restarts": epochs}
         return out
 
     def predict_one(self, x: np.ndarray) -> float:
@@ -138,16 +136,9 @@ class ProsNKons(Learner):
         h_val, y_bar = float(phi @ v), float(phi @ self.w)
         return y_bar - excess(y_bar, self.params.C) if h_val > 0 else y_bar
 
-    def learn_one(self, x: np.ndarray, y: float) -> None:
-        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
-
     @property
     def model_size(self) -> int:
         return self.map.dim
-
-    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
-        dims, sizes, epochs = self._diag
-        return {"model_size": dims[-rounds:], "dictionary_size": sizes[-rounds:], "restarts": epochs[-rounds:]}
 
 
 @numba.njit(cache=True)
