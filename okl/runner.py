@@ -1,7 +1,8 @@
 """The streaming runner: feeds a dataset to a learner block by block and records every round.
 
 For each chunk of the stream the runner checks the values are finite, plays blocks of ``block``
-rounds (``block = 1`` calls ``predict_one``/``learn_one`` round by round), computes the evaluation
+rounds (``block = 1`` calls ``predict_one``/``learn_one`` round by round; a learner may ask for longer
+blocks through ``Learner.next_block``), computes the evaluation
 loss of the dataset's task and appends the rounds to the sink. It stops at ``n`` rounds, at the end
 of the stream, when the learner's cumulative time exceeds ``timeout_s`` (checked after each block,
 so a run may exceed it by one block), on Ctrl-C or SIGTERM, or on an error; in every case the rounds
@@ -15,6 +16,8 @@ over its rounds. BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREA
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import sys
@@ -31,8 +34,10 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from tqdm import tqdm
 
 from okl.config import Plan
+from okl.dictionary import effective_dimension as deff
 from okl.errors import DataError, NumericalError, OklError
 from okl.losses import EVALUATION
+from okl.registry import identity
 from okl.sink import ROUNDS, ParquetSink, read_manifest
 from okl.system import git_state, peak_rss, tune_allocator, versions
 
@@ -118,6 +123,8 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
             sink.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
             _prepare(plan, state)
             _play(plan, loss_fn, sink, state, bar)
+            if plan.learner.kors is not None and state.t:
+                sink.manifest["effective_dimension"] = _effective_dimension(plan, state.t)
     except _Timeout:
         status = "timeout"
     except KeyboardInterrupt:
@@ -181,9 +188,12 @@ def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -
             break
         X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
         _check_finite(plan.dataset.name, X, y, state.t)
-        for start in range(0, take, block):
-            Xb, yb = X[start : start + block], y[start : start + block]
+        start = 0
+        while start < take:
+            size = block if block == 1 else learner.next_block(state.t, block)
+            Xb, yb = X[start : start + size], y[start : start + size]
             m = len(yb)
+            start += m
             t0 = time.perf_counter_ns()
             if block == 1:
                 y_hat = np.array([learner.predict_one(Xb[0])])
@@ -218,6 +228,44 @@ def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -
             bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
             if timeout_ns is not None and state.learner_ns > timeout_ns:
                 raise _Timeout
+
+
+def _effective_dimension(plan: Plan, n: int) -> dict:
+    """d_eff(γ) of the n inputs played, with the kernel and γ of the learner's KORS dictionary. Exact
+    values depend on the stream only, so they are cached under the results root and shared by every
+    learner run on the same stream, kernel and γ."""
+    kors, t0 = plan.learner.kors, time.perf_counter()
+    key = {
+        "dataset": {"name": plan.dataset.name, **identity(plan.dataset.params)},
+        "seed": plan.run.seed,
+        "rounds": n,
+        "kernel": [kors.kernel.kind, kors.kernel.sigma],
+        "gamma": kors.gamma,
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    cache = Path(plan.sink.root) / ".effective_dimension" / f"{digest}.json"
+    exact = deff.can_be_exact(n)
+    if exact and cache.exists():
+        return json.loads(cache.read_text())
+
+    def inputs() -> Iterator[np.ndarray]:
+        seen = 0
+        for X, _ in plan.dataset.chunks():
+            if seen >= n:
+                return
+            yield np.asarray(X[: n - seen], dtype=np.float64)
+            seen += len(X)
+
+    out = {"gamma": kors.gamma, "rounds": n, "method": "exact" if exact else "nystrom"}
+    if exact:
+        out["value"] = deff.exact(np.concatenate(list(inputs())), kors.kernel, kors.gamma)
+    else:
+        out["value"], out["dictionary"] = deff.nystrom(inputs(), kors.kernel, kors.gamma, kors.X)
+    out["seconds"] = time.perf_counter() - t0
+    if exact:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(out))
+    return out
 
 
 def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:

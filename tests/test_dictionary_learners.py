@@ -96,6 +96,41 @@ def test_nystrom_map_is_the_projection_and_nested():
     assert nmap.add(X[3]) is None  # already in the span
 
 
+def stored_features(history):
+    """Φ (n×m) as the history holds it, from its blocks of ROWS rounds."""
+    from okl.dictionary import history as module
+
+    n, m = history.n, history.m
+    return np.vstack([Pb[:m, : min(module.ROWS, n - i * module.ROWS)].T for i, (_, _, Pb) in enumerate(history.blocks)])
+
+
+def test_history_gives_every_past_round_the_new_coordinates_and_their_statistics(monkeypatch):
+    """Ψ appended by add_coordinates is the embedding of the past rounds by the grown map, and the
+    statistics are Φᵀ Ψ, Ψᵀ Ψ and Ψᵀ y; over several row blocks, one partly filled, and grown blocks."""
+    from okl.dictionary import history as module
+
+    monkeypatch.setattr(module, "ROWS", 7)
+    X, y = spread(41)
+    points, _ = spread(135, seed=1)
+    kernel = Kernel("gaussian", 1.0)
+    nmap, past = NystromMap(10, kernel), module.History(10, "test")
+    rows = 0
+    for size, new in ((0, 60), (30, 70), (11, 5)):  # 70 new coordinates outgrow the blocks' first capacity
+        past.append(X[rows : rows + size], y[rows : rows + size], nmap.transform(X[rows : rows + size]))
+        rows += size
+        m0 = nmap.dim
+        L = np.array([nmap.add(z)[0][:m0] for z in points[m0 : m0 + new]])
+        cross, gram, target = past.add_coordinates(kernel, nmap.Z[m0:], L, nmap.R_inv[m0:, m0:])
+        F = nmap.transform(X[:rows])
+        assert nmap.dim == m0 + new and past.m == nmap.dim
+        if rows:
+            np.testing.assert_allclose(stored_features(past), F, atol=1e-10)
+        Phi, Psi = F[:, :m0], F[:, m0:]
+        np.testing.assert_allclose(cross, Phi.T @ Psi, atol=1e-10)
+        np.testing.assert_allclose(gram, Psi.T @ Psi, atol=1e-10)
+        np.testing.assert_allclose(target, Psi.T @ y[:rows], atol=1e-10)
+
+
 @pytest.mark.parametrize(("name", "exact"), [("pkawv_nystrom", "kernel_awv"), ("pkrr_nystrom", "krr"),
                                              ("pkawv_nystrom_beforehand", "kernel_awv")])  # fmt: skip
 def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, exact):
@@ -149,6 +184,13 @@ def test_kons_default_step_is_the_curvature_of_assumption_2():
     X, y = stream(60, 3)
     a = play_loop(LEARNERS.get("kons")(3, kernel="linear", C=2.0), X, y)
     assert relative_gap(a, explicit_ons(X, y, 1.0, 2.0, 1 / 32)) < 1e-10  # σ = 1/(8C²)
+
+
+@pytest.mark.parametrize(("loss", "eta"), [("square", 1 / 16), ("logistic", math.exp(-1) / 2), ("hinge", 1.0)])
+def test_pros_n_kons_step_is_half_the_curvature_and_one_for_the_hinge(loss, eta):
+    """Figure 1's σ_t/2; the hinge (σ = 0) takes the documented η = 1, and ``eta`` overrides both."""
+    assert LEARNERS.get("pros_n_kons")(3, loss=loss, C=1.0).eta == pytest.approx(eta)
+    assert LEARNERS.get("pros_n_kons")(3, loss=loss, eta=0.2).eta == 0.2
 
 
 def test_sketched_kons_with_gamma_one_is_kons_and_smaller_gamma_keeps_fewer_gradients():
@@ -264,3 +306,68 @@ def test_runs_record_dictionary_size_and_restarts_and_show_beforehand_learners_t
             assert df.restarts.iloc[-1] in (df.dictionary_size.iloc[-1], df.dictionary_size.iloc[-1] - 1)
         else:  # the whole dictionary exists before round 1
             assert df.dictionary_size.iloc[0] == df.dictionary_size.iloc[-1] == df.model_size.iloc[0]
+
+
+def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, results_root, monkeypatch):
+    """With the per-round loop's predictions."""
+    import shutil
+
+    import pandas as pd
+
+    from okl.learners.pkawv_nystrom import PKAWVNystrom
+
+    sizes = []
+    play = PKAWVNystrom.predict_learn_block
+    monkeypatch.setattr(PKAWVNystrom, "predict_learn_block", lambda s, X, y: sizes.append(len(y)) or play(s, X, y))
+    common = ("learner=pkrr_nystrom", "dataset.d=3", "dataset.length=3000", "sigma=0.5", "progress=false")
+    preds = {}
+    for block in (256, 1):
+        code, _, err = okl_run(*common, f"block={block}")
+        assert code == 0, err
+        (run_dir,) = results_root.glob("learner=pkrr_nystrom/*/*/*")
+        preds[block] = pd.read_parquet(run_dir / "rounds").y_hat.to_numpy()
+        shutil.rmtree(run_dir)
+    expected, t = [], 0
+    while t < 3000:
+        expected.append(min(max(256, t // 2), 3000 - t))
+        t += expected[-1]
+    assert sizes[: len(expected)] == expected  # then the per-round loop, which plays blocks of one
+    assert relative_gap(preds[256], preds[1]) < 1e-9
+
+
+def test_effective_dimension_exact_and_nystrom_estimate():
+    """d_eff(γ) = Σ λ_i/(λ_i + γ); the Nyström estimate equals it on the whole stream and bounds it
+    from below, closely, on a KORS dictionary (K̃ ⪯ K, Theorem 2)."""
+    from okl.dictionary.effective_dimension import exact, nystrom
+
+    X, _ = stream(1500, 3)
+    kernel, gamma = Kernel("gaussian", 0.7), 0.5
+    lam = np.linalg.eigvalsh(kernel(X, X))
+    direct = float(np.sum(lam / (lam + gamma)))
+    assert exact(X, kernel, gamma) == pytest.approx(direct, rel=1e-9)
+    small, _ = spread(200)
+    full, m = nystrom(np.array_split(small, 3), Kernel("gaussian", 1.0), gamma, small)
+    assert (full, m) == (pytest.approx(exact(small, Kernel("gaussian", 1.0), gamma), rel=1e-9), 200)
+    kors = KORS(3, kernel, gamma=gamma, eps=0.5, beta=1.0, seed=0)
+    kors.run(X)
+    estimate, m = nystrom(np.array_split(X, 4), kernel, gamma, kors.X)
+    assert m < 300 and 0.9 * direct < estimate <= direct
+
+
+def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, results_root, monkeypatch):
+    import json
+
+    from okl.dictionary import effective_dimension as module
+
+    reports = {}
+    common = ("learner=pkrr_nystrom", "dataset.d=3", "dataset.length=2000", "sigma=0.5", "learner.mu=0.5")
+    for up_to in (10_000, 1000):  # exact, then estimated on the learner's dictionary
+        monkeypatch.setattr(module, "EXACT_UP_TO", up_to)
+        code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true")
+        assert code == 0, err
+        (manifest,) = results_root.glob("learner=pkrr_nystrom/*/*/*/run.json")
+        reports[up_to] = json.loads(manifest.read_text())["effective_dimension"]
+    exact, estimate = reports[10_000], reports[1000]
+    assert (exact["method"], estimate["method"], exact["gamma"], exact["rounds"]) == ("exact", "nystrom", 0.5, 2000)
+    assert 0.9 * exact["value"] < estimate["value"] <= exact["value"]
+    assert 0 < estimate["dictionary"] < 2000

@@ -98,3 +98,20 @@ def test_long_stream_stays_within_1e8_of_a_fresh_solve():
         b += Phi.T @ y
     assert np.linalg.cond(A) > 1e4  # the case is not trivially conditioned
     assert worst <= 1e-8, worst
+
+
+@pytest.mark.parametrize("awv", [False, True])
+def test_a_feature_added_later_equals_the_ridge_that_had_it_from_the_start(awv):
+    """add_feature(Σφψ, Σψ², Σyψ) grows A⁻¹ and b to those of λI + [Φ ψ]ᵀ[Φ ψ] and [Φ ψ]ᵀy."""
+    g = np.random.default_rng(5)
+    Phi, psi, y = g.standard_normal((60, 4)), g.standard_normal(60), g.standard_normal(60)
+    grown, full = OnlineRidge(4, 0.3, awv), OnlineRidge(5, 0.3, awv)
+    grown.predict_update_block(Phi, y)
+    grown.add_feature(Phi.T @ psi, psi @ psi, y @ psi)
+    full.predict_update_block(np.column_stack([Phi, psi]), y)
+    np.testing.assert_allclose(np.triu(grown.P), np.triu(full.P), atol=1e-12)
+    np.testing.assert_allclose(grown.b, full.b, atol=1e-12)
+    later = g.standard_normal((10, 5))
+    np.testing.assert_allclose(
+        grown.predict_update_block(later, y[:10]), full.predict_update_block(later, y[:10]), atol=1e-12
+    )

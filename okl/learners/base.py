@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from okl.dictionary.kors import KORS
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 
@@ -40,6 +41,8 @@ class Learner(ABC):
     # What the learner sees before round 1: None (online), "inputs" (every x_t, labels revealed online:
     # pkawv_jezequel2019 Corollary 8) or "stream" (every (x_t, y_t): batch comparators such as BATCH).
     beforehand: ClassVar[str | None] = None
+    # A ridge-leverage dictionary (KORS) the learner keeps: the run then reports the stream's d_eff(γ).
+    kors: KORS | None = None
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
@@ -62,6 +65,11 @@ class Learner(ABC):
             out[i] = self.predict_one(X[i])
             self.learn_one(X[i], y[i])
         return out
+
+    def next_block(self, t: int, block: int) -> int:
+        """Rounds for the next ``predict_learn_block`` call after t rounds, given the configured
+        ``block`` (> 1). Learners whose batching pays off on longer blocks return more."""
+        return block
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None) -> None:  # noqa: B027 (optional hook)
         """Receive a chunk of the stream before round 1 (``beforehand`` learners; y is None for "inputs")."""

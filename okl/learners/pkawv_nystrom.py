@@ -11,10 +11,13 @@ H_t, so ||f||² = ||w||²). Like Algorithm 2, a point selected at round t is in 
 predict round t.
 
 Implementation: between dictionary changes the state is linear AWV on φ̃ (A⁻¹ and b, blocks through
-:class:`~okl.linalg.online_ridge.OnlineRidge`, O(m²) per round for m coordinates). A new point
-appends one coordinate: the past rounds' values of it update A and b through one pass over the
-stored history (:mod:`okl.dictionary.history`, O(n(d + m)) once per point), never a re-solve against
-the n×m matrix each round as the authors' code does. With every point in the dictionary this is
+:class:`~okl.linalg.online_ridge.OnlineRidge`, O(m²) per round for m coordinates). KORS reads inputs
+only, so a block first settles its dictionary additions; their coordinates are then appended to all
+past rounds in one pass over the stored history (:mod:`okl.dictionary.history`, O(n m k) flops for k
+points, as matrix products), and each joins A and b at its own round, with its statistics over every
+earlier round (past blocks from that pass, this block's rows from the block's features). This is
+never a re-solve against the n×m matrix each round as the authors' code does. Blocks grow with t
+(``next_block``), so the passes are few. With every point in the dictionary this is
 exact Kernel-AWV (a test checks it); ``pkrr_nystrom`` drops the f(x_t)² term.
 """
 
@@ -34,6 +37,9 @@ from okl.learners.base import BlockLearner, register
 from okl.learners.kernel_awv import KernelParams
 from okl.linalg.online_ridge import OnlineRidge
 from okl.validation import positive
+
+SUB = 512  # rounds embedded at a time (their features stay in cache)
+LONGEST = 65536  # rounds per block at most (see ``next_block``)
 
 
 @dataclass(frozen=True)
@@ -69,42 +75,73 @@ class PKAWVNystrom(BlockLearner):
         self.history = History(d, self.name)
 
     # -- dictionary ----------------------------------------------------------------------------------
-    def _grow(self, z: np.ndarray) -> None:
-        """Add z to the span: one new coordinate for the past rounds and the AWV state."""
-        added = self.map.add(z)
-        if added is None:
-            return
-        l, rho = added
-        h = self.history
-        k = self.map.kernel(h.X[: h.n], z[None, :])[:, 0]
-        self.ridge.add_feature(*h.new_coordinate(k, l, rho))
+    def _selected(self, X: np.ndarray) -> np.ndarray:
+        """KORS decisions for the rounds of X (committed)."""
+        return self.kors.run(X)[0]
+
+    def _extend(self, X: np.ndarray, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add the selected points to the span, in order; return the rows that added a coordinate and
+        the first m₀ entries of their Cholesky rows (L, k×m₀)."""
+        m0 = self.map.dim
+        rows, L = [], []
+        for a in np.flatnonzero(selected):
+            added = self.map.add(X[a])
+            if added is not None:
+                rows.append(a)
+                L.append(added[0][:m0])
+        return np.array(rows, dtype=np.int64), np.array(L).reshape(len(rows), m0)
 
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
         """Keep the rounds for later dictionary growth."""
         self.history.append(X, y, F)
 
-    def _selected(self, X: np.ndarray) -> np.ndarray:
-        """KORS decisions for the rounds of X (committed)."""
-        return self.kors.run(X)[0]
-
     # -- rounds --------------------------------------------------------------------------------------
+    def next_block(self, t: int, block: int) -> int:
+        """Blocks grow with t (half the rounds played, at most ``LONGEST``): a block that adds to the
+        dictionary costs one pass over the history, so the run makes O(log n + n/LONGEST) passes."""
+        return max(block, min(t // 2, LONGEST))
+
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        start = self.kors.size
+        """Decide the block's dictionary first (KORS reads inputs only), extend the past rounds by all
+        the new coordinates in one pass, then play the rounds in order, adding coordinate j to the state
+        at its round at[j] with its statistics over every earlier round."""
+        size, m0 = self.kors.size, self.map.dim
         selected = self._selected(X)
-        cuts = [0, *np.flatnonzero(selected), len(y)]
-        out = np.empty(len(y))
-        dims = np.empty(len(y), dtype=np.int64)
-        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-            if a == b:
-                continue
-            if selected[a]:
-                self._grow(X[a])
+        at, L = self._extend(X, selected)
+        k = len(at)
+        if k:  # statistics of the new coordinates over the past blocks; this block's rows are added below
+            new = self.map.Z[m0:], L, self.map.R_inv[m0:, m0:]
+            cross, gram, target = self.history.add_coordinates(self.map.kernel, *new)
+            inner, inner_y = np.zeros((m0 + k, k)), np.zeros(k)
+        out = np.zeros(len(y))
+        j = 0  # new coordinates in the state
+        for a in range(0, len(y), SUB):
+            b = min(a + SUB, len(y))
             F = self.map.transform(X[a:b])
-            out[a:b] = self.ridge.predict_update_block(F, y[a:b]) if self.map.dim else 0.0
+            if j < k:  # ψ_j' on the rows before at[j']
+                mask = F[:, m0 + j :] * (np.arange(a, b)[:, None] < at[None, j:])
+                inner[:, j:] += F.T @ mask
+                inner_y[j:] += y[a:b] @ mask
+            start = a
+            while j < k and at[j] < b:
+                self._play(F[start - a : at[j] - a, : m0 + j], y[start : at[j]], out[start : at[j]])
+                self.ridge.add_feature(
+                    np.concatenate([cross[:, j], gram[:j, j]]) + inner[: m0 + j, j],
+                    gram[j, j] + inner[m0 + j, j],
+                    target[j] + inner_y[j],
+                )
+                start, j = at[j], j + 1
+            self._play(F[start - a :, : m0 + j], y[start:b], out[start:b])
             self._record(X[a:b], y[a:b], F)
-            dims[a:b] = self.map.dim
-        self.recorded = {"model_size": dims, "dictionary_size": start + np.cumsum(selected)}
+        self.recorded = {
+            "model_size": m0 + np.searchsorted(at, np.arange(len(y)), side="right"),
+            "dictionary_size": size + np.cumsum(selected),
+        }
         return out
+
+    def _play(self, F: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        if len(y) and F.shape[1]:
+            out[:] = self.ridge.predict_update_block(F, y)
 
     def predict_one(self, x: np.ndarray) -> float:
         if self.kors.peek(x)[0]:  # x joins the span before it is predicted: play the round on a copy

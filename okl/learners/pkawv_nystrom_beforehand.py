@@ -13,6 +13,7 @@ import numpy as np
 
 from okl.learners.base import register
 from okl.learners.pkawv_nystrom import PKAWVNystrom
+from okl.linalg.online_ridge import OnlineRidge
 
 
 @register("pkawv_nystrom_beforehand")
@@ -26,7 +27,8 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
 
     def prepared(self) -> None:
         for z in self.kors.X:
-            self._grow(z)  # no rounds played yet: each point only extends the (empty) state
+            self.map.add(z)
+        self.ridge = OnlineRidge(self.map.dim, self.params.lam, awv=self.awv)  # no rounds played yet
 
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
         """The span is fixed: nothing to keep."""

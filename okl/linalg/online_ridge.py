@@ -90,17 +90,16 @@ class OnlineRidge:
         Σ ψ_s² (``square``) and b's new entry Σ y_s ψ_s (``target``).
 
         With a = ``cross`` and c = λ + ``square``, the inverse grows by its Schur complement
-        s = c − aᵀPa (>= λ): P ← [[P + Pa(Pa)ᵀ/s, −Pa/s], [−(Pa)ᵀ/s, 1/s]]. O(r²).
+        s = c − aᵀPa (>= λ): P ← [[P + Pa(Pa)ᵀ/s, −Pa/s], [−(Pa)ᵀ/s, 1/s]] = [[P, 0], [0, 0]] + v vᵀ/s with
+        v = [Pa; −1]. O(r²).
         """
         r = self.dim
-        P = np.triu(self.P) + np.triu(self.P, 1).T
-        Pa = P @ cross
+        Pa = blas.dsymv(1.0, self.P, cross, lower=0) if r else np.zeros(0)
         s = self.lam + square - float(cross @ Pa)
-        grown = np.empty((r + 1, r + 1), order="F")
-        grown[:r, :r] = P + np.outer(Pa, Pa) / s
-        grown[:r, r] = grown[r, :r] = -Pa / s
-        grown[r, r] = 1.0 / s
-        self.P = grown
+        grown = np.zeros((r + 1, r + 1), order="F")
+        grown[:r, :r] = self.P
+        v = np.append(Pa, -1.0)  # [[P, 0], [0, 0]] + v vᵀ/s, upper triangle (one rank-one update)
+        self.P = blas.dsyr(1.0 / s, v, a=grown, lower=0, overwrite_a=1)
         self.b = np.append(self.b, target)
         self.dim = r + 1
 
