@@ -5,7 +5,8 @@
   target <= 2 s per run; the paper: 40.7 s on a 10-core Xeon, 21 SV, loss 0.0677 ± 0.0011.
 - pkrr_nystrom on all 271,617 rounds of cod-rna (σ = 1, λ = 1, μ = 1, β = 1, ε = 0.5): target <= 15 s.
 
-Reports learner seconds (median of --repeat runs), average loss, final dictionary size and peak RSS.
+Reports learner seconds (median of --repeat runs), average loss, final dictionary size, the stream's
+d_eff(γ) as run.json reports it (Nyström estimate on the final dictionary here) and peak RSS.
 
     python scripts/bench_kons.py [--repeat 3]
 """
@@ -45,7 +46,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'case':<22} {'rounds':>8} {'learner s':>10} {'target':>7} {'loss':>9} {'dict':>5} {'peak RSS':>9}")
+    head = f"{'case':<22} {'rounds':>8} {'learner s':>10} {'target':>7} {'loss':>9} {'dict':>5} {'d_eff':>7}"
+    print(f"{head} {'peak RSS':>9}")
     for name, overrides, target in CASES:
         runs = []
         for _ in range(args.repeat):
@@ -55,6 +57,7 @@ def main() -> None:
         m, size = runs[0]
         print(
             f"{name:<22} {m['rounds']:>8,} {seconds:>10.2f} {target:>7.1f} {m['average_loss']:>9.5f} {size:>5} "
+            f"{m['effective_dimension']['value']:>7.1f} "
             f"{m['peak_rss_bytes'] / 2**20:>7.0f} MB",
             flush=True,
         )

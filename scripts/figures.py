@@ -88,7 +88,9 @@ def draw(name: str, runs, swept, out: Path) -> Path:
         axes[1].semilogy(*zip(*gaps, strict=True), "o-")
         axes[1].set(xlabel="M (Taylor degree)", ylabel="max_t |ŷ_t(PKAWV-Taylor) - ŷ_t(Kernel-AWV)|")
     dataset = runs[0][1].dataset
-    fig.suptitle(f"{name}: {dataset.name} {dataclasses.asdict(dataset.params)}", fontsize=8)
+    keys = ("preset", "x_scale", "y_scale", "shuffle", "d", "noise")  # the ones a reader needs, when present
+    shown = {k: v for k, v in dataclasses.asdict(dataset.params).items() if k in keys and v is not None}
+    fig.suptitle(f"{name}: {dataset.name}, {dataset.n:,} rounds {shown}", fontsize=8)
     fig.tight_layout()
     path = out / f"{name}.png"
     fig.savefig(path, dpi=120)

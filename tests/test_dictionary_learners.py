@@ -42,6 +42,20 @@ def test_kors_estimate_is_eq4_with_the_temporary_dictionary():
     assert 5 < kors.size < 300
 
 
+def test_kors_on_rescaled_points_is_eq4_with_the_rescaled_kernel():
+    """Sketched-KONS's φ̄_t = s_t φ_t: k̄(x_i, x_j) = s_i s_j k(x_i, x_j) in Eq. 4."""
+    X, _ = stream(200, 3)
+    s = np.random.default_rng(1).uniform(0.2, 2.0, 200)
+    kors = KORS(3, GAUSS, gamma=0.3, eps=0.5, beta=2.0, seed=4)
+    for x, scale in zip(X, s, strict=True):
+        size, XI, pI, sI = kors.size, kors.X.copy(), kors.p.copy(), kors.scale.copy()
+        _, tau, _ = kors.run(x[None, :], np.array([scale]))
+        sb = np.append(sI[:size], scale)
+        rescaled = lambda A, B, sb=sb: GAUSS(A, B) * np.outer(sb, sb)  # noqa: E731 (Eq. 4's kernel)
+        assert tau[0] == pytest.approx(eq4(rescaled, XI[:size], pI[:size], x, 0.3, 0.5), rel=1e-9, abs=1e-12)
+    assert 5 < kors.size < 200 and kors.scaled
+
+
 def test_kors_estimates_bracket_exact_ridge_leverage_scores():
     """Theorem 2(3): τ_t,t <= τ̃_t,t <= ρ τ_t,t with ρ = (1+ε)/(1-ε), for β >= 3 log(T/δ)/ε²."""
     n, alpha, eps, delta = 3000, 0.5, 0.5, 0.1

@@ -25,6 +25,7 @@ from okl.errors import NumericalError
 from okl.kernels import Kernel
 
 EXACT_UP_TO = 20_000
+ROWS = 8192
 
 
 def exact(X: np.ndarray, kernel: Kernel, gamma: float) -> float:
@@ -47,8 +48,9 @@ def nystrom(chunks: Iterable[np.ndarray], kernel: Kernel, gamma: float, Z: np.nd
         nmap.add(z)
     G = np.zeros((nmap.dim, nmap.dim))
     for X in chunks:
-        F = nmap.transform(X)
-        G += F.T @ F
+        for a in range(0, len(X), ROWS):  # bounded temporaries: ROWS × m features at a time
+            F = nmap.transform(X[a : a + ROWS])
+            G += F.T @ F
     lam = np.clip(np.linalg.eigvalsh(G), 0.0, None)
     return float(np.sum(lam / (lam + gamma))), nmap.dim
 

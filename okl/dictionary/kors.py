@@ -75,6 +75,7 @@ class KORS:
         self.L_inv = np.zeros((0, 0), order="F")  # inverse of the lower Cholesky factor L of K̄_I + αP
         self.X = np.zeros((0, d))
         self.scale = np.zeros(0)
+        self.scaled = False  # whether a dictionary point has a scale other than 1 (Sketched-KONS)
         self.p = np.zeros(0)
         self.index = np.zeros(0, dtype=np.int64)  # round (0-based) at which each dictionary point joined
         self.t = 0  # rounds seen
@@ -105,22 +106,28 @@ class KORS:
 
     def _play(self, X, s, t0, commit, added, tau, p) -> None:
         """Rounds t0.. of a block: W = L⁻¹ K̄(I, X) by one triangular product (BLAS-3), then a loop that
-        decides each round and, when a point joins, appends its row to L and to W."""
+        decides each round and, when a point joins, appends its row to L and its column to Wᵀ."""
         B, m = len(X), self.size
-        W = np.empty((m + B, B))
+        scaled = self.scaled or bool(np.any(s != 1.0))  # else K̄ = K: skip the products
+        Wt = np.empty((B, m + B))  # Wᵀ: round b's column of W is the contiguous row Wt[b]
         if m:
-            K_t = (self.kernel(X, self.X) * s[:, None] * self.scale[None, :]).T  # K̄(I, X), Fortran order
-            W[:m] = blas.dtrmm(1.0, self.L_inv, K_t, lower=1, overwrite_b=1)
-        KBB = self.kernel(X, X) * s[:, None] * s[None, :]
-        rows = np.zeros((B, m + B))
-        norms = np.einsum("ij,ij->j", W[:m], W[:m])
-        m_new = _decide(W, norms, m, KBB, self.coins.take(t0, B), self.gamma, self.eps, self.beta, self.budget, commit,
-                        rows, added, tau, p)  # fmt: skip
+            K = self.kernel(X, self.X)
+            if scaled:
+                K *= s[:, None] * self.scale[None, :]
+            Wt[:, :m] = blas.dtrmm(1.0, self.L_inv, K.T, lower=1, overwrite_b=1).T  # (L⁻¹ K̄(I, X))ᵀ
+        KBB = self.kernel(X, X)
+        if scaled:
+            KBB *= s[:, None] * s[None, :]
+        rows = np.empty((B, m + B))  # rows appended to L (lower triangle read only)
+        norms = np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m])
+        m_new = _decide(Wt, norms, m, KBB, self.coins.take(t0, B), self.gamma, self.eps, self.beta, self.budget,
+                        commit, rows, added, tau, p)  # fmt: skip
         if commit and m_new > m:
             self.L_inv = extend_inverse(self.L_inv, rows[: m_new - m, :m_new])
             new = np.flatnonzero(added)
             self.X = np.concatenate([self.X, X[new]])
             self.scale = np.concatenate([self.scale, s[new]])
+            self.scaled = scaled
             self.p = np.concatenate([self.p, p[new]])
             self.index = np.concatenate([self.index, t0 + new])
 
@@ -143,7 +150,7 @@ def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _decide(W, norms, m, KBB, u, gamma, eps, beta, budget, commit, rows, added, tau, p):
+def _decide(Wt, norms, m, KBB, u, gamma, eps, beta, budget, commit, rows, added, tau, p):
     """Decide the rounds of a block in order (see ``KORS._play``); the rows appended to L go to
     ``rows``. Returns the new dictionary size."""
     B = KBB.shape[0]
@@ -158,13 +165,13 @@ def _decide(W, norms, m, KBB, u, gamma, eps, beta, budget, commit, rows, added, 
         if added[b] and commit:
             diag = np.sqrt(ktt + gamma * p[b] - ll)
             for i in range(m):
-                rows[m - m0, i] = W[i, b]
+                rows[m - m0, i] = Wt[b, i]
             rows[m - m0, m] = diag
             for c in range(b + 1, B):
                 s = KBB[b, c]
                 for i in range(m):
-                    s -= W[i, b] * W[i, c]
-                W[m, c] = s / diag
-                norms[c] += W[m, c] * W[m, c]
+                    s -= Wt[b, i] * Wt[c, i]
+                Wt[c, m] = s / diag
+                norms[c] += Wt[c, m] * Wt[c, m]
             m += 1
     return m
