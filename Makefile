@@ -8,10 +8,10 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help install run test bench figures lint clean
+.PHONY: help install run test bench figures figures-real lint clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
 install: $(STAMP)  ## create .venv and install okl (editable) with its dev tools
 
@@ -34,6 +34,9 @@ bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset par
 
 figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
 	$(PY) scripts/figures.py
+
+figures-real: install  ## PKAWV Figures 2/4 on the real datasets that are available (OKL_DATA_MIRROR or okl-data fetch)
+	$(PY) scripts/figures.py --real
 
 lint: install  ## ruff
 	$(VENV)/bin/ruff check okl conf tests scripts

@@ -343,7 +343,7 @@ def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, resul
         shutil.rmtree(run_dir)
     expected, t = [], 0
     while t < 3000:
-        expected.append(min(max(256, t // 2), 3000 - t))
+        expected.append(min(max(256, t), 3000 - t))
         t += expected[-1]
     assert sizes[: len(expected)] == expected  # then the per-round loop, which plays blocks of one
     assert relative_gap(preds[256], preds[1]) < 1e-9

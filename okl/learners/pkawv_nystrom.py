@@ -39,7 +39,7 @@ from okl.linalg.online_ridge import OnlineRidge
 from okl.validation import positive
 
 SUB = 512  # rounds embedded at a time (their features stay in cache)
-LONGEST = 65536  # rounds per block at most (see ``next_block``)
+LONGEST = 131072  # rounds per block at most (see ``next_block``)
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,10 @@ class PKAWVNystrom(BlockLearner):
 
     # -- rounds --------------------------------------------------------------------------------------
     def next_block(self, t: int, block: int) -> int:
-        """Blocks grow with t (half the rounds played, at most ``LONGEST``): a block that adds to the
-        dictionary costs one pass over the history, so the run makes O(log n + n/LONGEST) passes."""
-        return max(block, min(t // 2, LONGEST))
+        """Blocks grow with t (as many rounds as played so far, at most ``LONGEST``): a block that adds
+        to the dictionary costs one pass over the history, so the run makes O(log n + n/LONGEST) passes
+        whose lengths sum to about n + n²/LONGEST rounds."""
+        return max(block, min(t, LONGEST))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Decide the block's dictionary first (KORS reads inputs only), extend the past rounds by all
