@@ -23,7 +23,7 @@ import pandas as pd
 from hydra import compose, initialize_config_module
 
 from okl import config, runner
-from okl.sink import ROUNDS
+from okl.sink import ROUNDS, read_manifest
 
 # dataset: (task, paper rows {learner: (loss mean, loss std, #SV, seconds)})
 PAPER = {
@@ -73,7 +73,7 @@ def run(dataset: str, task: str, learner: str, seed: int, small: float) -> tuple
     outcome = runner.execute(plan, progress=False)
     size = int(pd.read_parquet(outcome.run_dir / ROUNDS, columns=["model_size"]).model_size.iloc[-1])
     scale = 100.0 if task == "binary" else 1.0
-    return outcome.average_loss * scale, size, outcome.learner_s
+    return outcome.average_loss * scale, size, read_manifest(outcome.run_dir)["learner_s"]  # also for reused runs
 
 
 def main() -> None:

@@ -33,6 +33,10 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
         """The span is fixed: nothing to keep."""
 
+    def next_block(self, t: int, block: int) -> int:
+        """No history pass to amortise: the configured blocks."""
+        return block
+
     def _selected(self, X: np.ndarray) -> np.ndarray:
         return np.zeros(len(X), dtype=bool)
 
