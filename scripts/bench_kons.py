@@ -30,13 +30,16 @@ CASES = [  # name, overrides, target seconds
 ]
 
 
-def run_case(overrides: list[str], root: Path) -> tuple[dict, int]:
-    subprocess.run(
+def run_case(overrides: list[str], root: Path) -> tuple[dict, int] | str:
+    """(run.json, final dictionary size), or okl-run's one-line error (a dataset that is not available)."""
+    done = subprocess.run(
         [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides],
         env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        return done.stderr.strip().splitlines()[-1]
     (manifest,) = root.glob("*/*/*/*/run.json")
     table = pq.read_table(manifest.parent / "rounds", columns=["dictionary_size"])
     return json.loads(manifest.read_text()), table["dictionary_size"][-1].as_py()
@@ -53,14 +56,22 @@ def main() -> None:
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append(run_case(overrides, Path(tmp)))
-        seconds = statistics.median(m["learner_s"] for m, _ in runs)
-        m, size = runs[0]
-        print(
-            f"{name:<22} {m['rounds']:>8,} {seconds:>10.2f} {target:>7.1f} {m['average_loss']:>9.5f} {size:>5} "
-            f"{m['effective_dimension']['value']:>7.1f} "
-            f"{m['peak_rss_bytes'] / 2**20:>7.0f} MB",
-            flush=True,
-        )
+            if isinstance(runs[-1], str):
+                print(f"{name:<22} skipped: {runs[-1]}", flush=True)
+                break
+        else:
+            report(name, target, runs)
+
+
+def report(name: str, target: float, runs: list[tuple[dict, int]]) -> None:
+    seconds = statistics.median(m["learner_s"] for m, _ in runs)
+    m, size = runs[0]
+    print(
+        f"{name:<22} {m['rounds']:>8,} {seconds:>10.2f} {target:>7.1f} {m['average_loss']:>9.5f} {size:>5} "
+        f"{m['effective_dimension']['value']:>7.1f} "
+        f"{m['peak_rss_bytes'] / 2**20:>7.0f} MB",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
