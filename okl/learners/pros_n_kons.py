@@ -16,8 +16,9 @@ on [−C, C] (:func:`okl.losses.curvature`); ``eta`` replaces σ_t/2 by a consta
 the paper trains its classifiers with (§5), has σ_t = 0, outside its Theorem 1; Figure 1 read literally
 is then projected gradient descent with step 1/α (100 at α = 0.01). Choice: η = 1 for σ = 0 (Ã then
 accumulates the gradients, a full-matrix AdaGrad-like step). Measured on the first 40,000 rounds of
-ijcnn1 (α = γ = 0.01): error 34% with η = 0, 25% with KONS's 1/(LC√t), 12.2% / 10.9% / 10.9% with
-η = 0.3 / 1 / 3; the paper reports 10.73% on the whole stream. A round costs O(j d + j²)
+ijcnn1 (α = γ = 0.01, C = 1): error 34% with η = 0, 25% with KONS's 1/(LC√t), 12.2% / 10.9% / 10.9%
+with η = 0.3 / 1 / 3 (the paper: 10.73% on the whole stream); B-KONS on cod-rna (C = 10): 4.6% / 4.8% /
+5.7% with η = 0.1 / 1 / 10 (the paper: 4.57%). A round costs O(j d + j²)
 (embedding, one matrix-vector product, one rank-one update) in a compiled loop; the embedding of a
 block is one matrix product.
 
