@@ -44,8 +44,7 @@ def exact(X: np.ndarray, kernel: Kernel, gamma: float) -> float:
 def nystrom(chunks: Iterable[np.ndarray], kernel: Kernel, gamma: float, Z: np.ndarray) -> tuple[float, int]:
     """(d̃_eff(γ), dictionary dimension) of the inputs in ``chunks`` on the span of the points Z."""
     nmap = NystromMap(Z.shape[1], kernel)
-    for z in Z:
-        nmap.add(z)
+    nmap.extend(Z)
     G = np.zeros((nmap.dim, nmap.dim))
     for X in chunks:
         for a in range(0, len(X), ROWS):  # bounded temporaries: ROWS × m features at a time

@@ -72,3 +72,8 @@ class NystromMap:
         self.R_inv = R_inv
         self.Z = np.vstack([self.Z, z])
         return l, rho
+
+    def extend(self, Z: np.ndarray) -> None:
+        """Add the points of Z in order (those already in the span are skipped)."""
+        for z in Z:
+            self.add(z)

@@ -76,8 +76,7 @@ class Batch(Learner):
         self._chunks.append((X, y))
 
     def prepared(self) -> None:
-        for z in self.kors.X:
-            self.map.add(z)
+        self.map.extend(self.kors.X)
         m, alpha = self.map.dim, self.params.alpha
         G, b = np.zeros((m, m)), np.zeros(m)
         for X, y in self._chunks:

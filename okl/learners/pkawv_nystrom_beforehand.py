@@ -26,8 +26,7 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
         self.kors.run(X)
 
     def prepared(self) -> None:
-        for z in self.kors.X:
-            self.map.add(z)
+        self.map.extend(self.kors.X)
         self.ridge = OnlineRidge(self.map.dim, self.params.lam, awv=self.awv)  # no rounds played yet
 
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
