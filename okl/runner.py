@@ -122,11 +122,12 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
         with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
             sink.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
             _prepare(plan, state)
-            _play(plan, loss_fn, sink, state, bar)
-            if plan.learner.kors is not None and state.t:
+            try:
+                _play(plan, loss_fn, sink, state, bar)
+            except _Timeout:
+                status = "timeout"
+            if plan.learner.kors is not None and state.t:  # of the rounds played, complete or timed out
                 sink.manifest["effective_dimension"] = _effective_dimension(plan, state.t)
-    except _Timeout:
-        status = "timeout"
     except KeyboardInterrupt:
         status = "interrupted"
     except OklError as exc:

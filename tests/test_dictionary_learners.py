@@ -381,6 +381,10 @@ def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, res
         assert code == 0, err
         (manifest,) = results_root.glob("learner=pkrr_nystrom/*/*/*/run.json")
         reports[up_to] = json.loads(manifest.read_text())["effective_dimension"]
+    code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true", "timeout_s=1e-9")
+    timed_out = json.loads(manifest.read_text())
+    assert code == 0 and timed_out["status"] == "timeout", err  # d_eff of the rounds it played
+    assert timed_out["effective_dimension"]["rounds"] == timed_out["rounds"] < 2000
     exact, estimate = reports[10_000], reports[1000]
     assert (exact["method"], estimate["method"], exact["gamma"], exact["rounds"]) == ("exact", "nystrom", 0.5, 2000)
     assert 0.9 * exact["value"] < estimate["value"] <= exact["value"]
