@@ -105,8 +105,9 @@ class KORS:
         return bool(added[0]), float(tau[0]), float(p[0])
 
     def _play(self, X, s, t0, commit, added, tau, p) -> None:
-        """Rounds t0.. of a block: W = L⁻¹ K̄(I, X) by one triangular product (BLAS-3), then a loop that
-        decides each round and, when a point joins, appends its row to L and its column to Wᵀ."""
+        """Rounds t0.. of a block: W = L⁻¹ K̄(I, X) by one triangular product (BLAS-3), then a compiled
+        scan that decides rounds until one joins; that point's kernel row against the block's later
+        rounds appends its row to L and its column to Wᵀ, and the scan goes on."""
         B, m = len(X), self.size
         scaled = self.scaled or bool(np.any(s != 1.0))  # else K̄ = K: skip the products
         Wt = np.empty((B, m + B))  # Wᵀ: round b's column of W is the contiguous row Wt[b]
@@ -115,15 +116,21 @@ class KORS:
             if scaled:
                 K *= s[:, None] * self.scale[None, :]
             Wt[:, :m] = blas.dtrmm(1.0, self.L_inv, K.T, lower=1, overwrite_b=1).T  # (L⁻¹ K̄(I, X))ᵀ
-        KBB = self.kernel(X, X)
-        if scaled:
-            KBB *= s[:, None] * s[None, :]
+        diag = self.kernel.diag(X) * s * s
         rows = np.empty((B, m + B))  # rows appended to L (lower triangle read only)
         norms = np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m])
-        m_new = _decide(Wt, norms, m, KBB, self.coins.take(t0, B), self.gamma, self.eps, self.beta, self.budget,
-                        commit, rows, added, tau, p)  # fmt: skip
-        if commit and m_new > m:
-            self.L_inv = extend_inverse(self.L_inv, rows[: m_new - m, :m_new])
+        u, m0, b = self.coins.take(t0, B), m, -1
+        while True:
+            b = _scan(norms, diag, u, self.gamma, self.eps, self.beta, self.budget - m, commit, b + 1, added, tau, p)
+            if b == B:
+                break
+            k = self.kernel(X[b : b + 1], X[b + 1 :])[0]  # k̄(x_b, x_c) for the later rounds c
+            if scaled:
+                k *= s[b] * s[b + 1 :]
+            _join(Wt, norms, m, b, k, np.sqrt(diag[b] + self.gamma * p[b] - norms[b]), rows[m - m0])
+            m += 1
+        if m > m0:
+            self.L_inv = extend_inverse(self.L_inv, rows[: m - m0, :m])
             new = np.flatnonzero(added)
             self.X = np.concatenate([self.X, X[new]])
             self.scale = np.concatenate([self.scale, s[new]])
@@ -150,28 +157,30 @@ def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _decide(Wt, norms, m, KBB, u, gamma, eps, beta, budget, commit, rows, added, tau, p):
-    """Decide the rounds of a block in order (see ``KORS._play``); the rows appended to L go to
-    ``rows``. Returns the new dictionary size."""
-    B = KBB.shape[0]
-    m0 = m
-    for b in range(B):
-        ll = norms[b]
-        ktt = KBB[b, b]
-        q = max(ktt - ll, 0.0) / gamma
+def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
+    """Decide rounds start.. of a block (see ``KORS._play``) until one joins (only when ``commit``
+    and the budget leaves ``room``); return its index, or the block length."""
+    for b in range(start, len(diag)):
+        q = max(diag[b] - norms[b], 0.0) / gamma
         tau[b] = (1.0 + eps) * q / (1.0 + q)
         p[b] = min(beta * tau[b], 1.0)
-        added[b] = u[b] < p[b] and m < budget
+        added[b] = u[b] < p[b] and room > 0
         if added[b] and commit:
-            diag = np.sqrt(ktt + gamma * p[b] - ll)
-            for i in range(m):
-                rows[m - m0, i] = Wt[b, i]
-            rows[m - m0, m] = diag
-            for c in range(b + 1, B):
-                s = KBB[b, c]
-                for i in range(m):
-                    s -= Wt[b, i] * Wt[c, i]
-                Wt[c, m] = s / diag
-                norms[c] += Wt[c, m] * Wt[c, m]
-            m += 1
-    return m
+            return b
+    return len(diag)
+
+
+@numba.njit(cache=True)
+def _join(Wt, norms, m, b, k, root, row):
+    """Round b joins: L gains the row [W[:, b]ᵀ, root], and W the row (k̄(x_b, x_c) − W[:, b]ᵀW[:, c]) / root
+    for the later rounds c (stored as column m of Wᵀ), whose norms grow accordingly."""
+    for i in range(m):
+        row[i] = Wt[b, i]
+    row[m] = root
+    for j in range(len(k)):
+        c = b + 1 + j
+        s = k[j]
+        for i in range(m):
+            s -= Wt[b, i] * Wt[c, i]
+        Wt[c, m] = s / root
+        norms[c] += Wt[c, m] * Wt[c, m]
