@@ -164,17 +164,10 @@ def _prepare(plan: Plan, state: _Progress) -> None:
     learner = plan.learner
     if learner.beforehand is None:
         return
-    seen = 0
-    for X, y in plan.dataset.chunks():
-        take = min(len(y), plan.rounds - seen)
-        if take <= 0:
-            break
-        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
-        _check_finite(plan.dataset.name, X, y, seen)
+    for _, X, y in _rounds(plan, plan.rounds):
         t0 = time.perf_counter_ns()
         learner.prepare(X, y if learner.beforehand == "stream" else None)
         state.learner_ns += time.perf_counter_ns() - t0
-        seen += take
     t0 = time.perf_counter_ns()
     learner.prepared()
     state.learner_ns += time.perf_counter_ns() - t0
@@ -183,14 +176,9 @@ def _prepare(plan: Plan, state: _Progress) -> None:
 def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -> None:
     learner, block, timeout_ns = plan.learner, plan.run.block, plan.run.timeout_s
     timeout_ns = None if timeout_ns is None else int(timeout_ns * 1e9)
-    for X, y in plan.dataset.chunks():
-        take = min(len(y), plan.rounds - state.t)
-        if take <= 0:
-            break
-        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
-        _check_finite(plan.dataset.name, X, y, state.t)
+    for _, X, y in _rounds(plan, plan.rounds):
         start = 0
-        while start < take:
+        while start < len(y):
             size = block if block == 1 else learner.next_block(state.t, block)
             Xb, yb = X[start : start + size], y[start : start + size]
             m = len(yb)
@@ -249,24 +237,30 @@ def _effective_dimension(plan: Plan, n: int) -> dict:
     if exact and cache.exists():
         return json.loads(cache.read_text())
 
-    def inputs() -> Iterator[np.ndarray]:
-        seen = 0
-        for X, _ in plan.dataset.chunks():
-            if seen >= n:
-                return
-            yield np.asarray(X[: n - seen], dtype=np.float64)
-            seen += len(X)
-
+    inputs = (X for _, X, _ in _rounds(plan, n))
     out = {"gamma": kors.gamma, "rounds": n, "method": "exact" if exact else "nystrom"}
     if exact:
-        out["value"] = deff.exact(np.concatenate(list(inputs())), kors.kernel, kors.gamma)
+        out["value"] = deff.exact(np.concatenate(list(inputs)), kors.kernel, kors.gamma)
     else:
-        out["value"], out["dictionary"] = deff.nystrom(inputs(), kors.kernel, kors.gamma, kors.X)
+        out["value"], out["dictionary"] = deff.nystrom(inputs, kors.kernel, kors.gamma, kors.X)
     out["seconds"] = time.perf_counter() - t0
     if exact:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(out))
     return out
+
+
+def _rounds(plan: Plan, n: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """The first n rounds of the stream, chunk by chunk: (offset, X, y), contiguous float64, checked finite."""
+    seen = 0
+    for X, y in plan.dataset.chunks():
+        take = min(len(y), n - seen)
+        if take <= 0:
+            return
+        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
+        _check_finite(plan.dataset.name, X, y, seen)
+        yield seen, X, y
+        seen += take
 
 
 def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
