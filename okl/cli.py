@@ -92,7 +92,10 @@ def describe(exc: BaseException) -> str:
         override = str(exc).removeprefix("Error merging override ")
         return f"bad value in {override!r}: {_first_line(cause)}"
     if isinstance(exc, OverrideParseException):
-        return f"cannot parse the command line: {_first_line(exc)}"
+        hint = ""
+        if any(arg.count("=") > 1 and "'" not in arg and '"' not in arg for arg in sys.argv[1:]):
+            hint = "; quote a value that contains '=' (a run directory): key='\"value\"'"
+        return f"cannot parse the command line: {_first_line(exc)}{hint}"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"

@@ -22,10 +22,11 @@ from okl.datasets import DATASETS, Dataset
 from okl.errors import ConfigError
 from okl.learners import LEARNERS, Learner
 from okl.registry import identity
+from okl.regret import COMPARATORS, Comparator
 from okl.sink import SINKS
 from okl.validation import integer_at_least, positive
 
-GROUPS = ("dataset", "learner", "sink")
+GROUPS = ("dataset", "learner", "sink", "comparator")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class RunConfig:
     dataset: Any = None
     learner: Any = None
     sink: Any = None
+    comparator: Any = None
     M: int = 2
     sigma: float = 1.0
     lam: float = 1.0
@@ -76,6 +78,7 @@ class Plan:
     rounds: int
     run_id: str
     config: dict[str, Any] = field(repr=False)
+    comparator: Comparator | None = None  # regret is computed after play when set
 
     @property
     def partition(self) -> dict[str, object]:
@@ -107,7 +110,13 @@ def plan(cfg: DictConfig) -> Plan:
             f"learner {learner_class.name!r} does not handle {dataset.task} datasets ({dataset.name}); "
             f"it handles {', '.join(learner_class.tasks)}"
         )
+    if dataset.adaptive and learner_class.beforehand is not None:
+        raise ConfigError(
+            f"learner {learner_class.name!r} sees the stream before round 1, but {dataset.name} chooses its "
+            f"rounds online against the learner: pick an online learner, or replay the sequence (dataset=replay)"
+        )
     learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
+    comparator = _comparator(nodes["comparator"], dataset)
     sink_name = nodes["sink"].pop("name")
     sink = SINKS.params(sink_name, nodes["sink"])
     key = {
@@ -117,4 +126,26 @@ def plan(cfg: DictConfig) -> Plan:
         "seed": run.seed,
     }
     run_id = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
-    return Plan(run=run, dataset=dataset, learner=learner, sink=sink, rounds=rounds, run_id=run_id, config=values)
+    return Plan(
+        run=run,
+        dataset=dataset,
+        learner=learner,
+        sink=sink,
+        rounds=rounds,
+        run_id=run_id,
+        config=values,
+        comparator=comparator,
+    )
+
+
+def _comparator(node: dict[str, Any], dataset: Dataset) -> Comparator | None:
+    name = node.pop("name")
+    if name == "none":
+        return None
+    comparator = COMPARATORS.get(name)(**node)
+    if dataset.task != "regression":
+        raise ConfigError(
+            f"comparator {name!r} scores the square loss of regression streams; {dataset.name} is "
+            f"{dataset.task}: drop comparator= or pick a regression dataset"
+        )
+    return comparator

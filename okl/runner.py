@@ -38,6 +38,7 @@ from okl.dictionary import effective_dimension as deff
 from okl.errors import DataError, NumericalError, OklError
 from okl.losses import EVALUATION
 from okl.registry import identity
+from okl.regret.score import matches, score_run
 from okl.sink import ROUNDS, ParquetSink, read_manifest
 from okl.system import git_state, peak_rss, tune_allocator, versions
 
@@ -53,18 +54,20 @@ class Outcome:
     learner_s: float = 0.0
     error: str | None = None
     skipped: bool = False
+    regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
 
     def summary(self, plan: Plan) -> str:
         what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
         if self.skipped and self.status == "running":
             return f"{what}: skipped, {self.error} in {self.run_dir}"
+        regret = "" if self.regret is None else f", regret {self.regret['regret']:.6g} ({self.regret['comparator']})"
         if self.skipped:
-            return f"{what}: already {self.status} in {self.run_dir} (sink.overwrite=true to redo it)"
+            return f"{what}: already {self.status}{regret} in {self.run_dir} (sink.overwrite=true to redo it)"
         loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
         name = EVALUATION[plan.dataset.task][0]
         return (
             f"{what}: {self.status}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
-            f"average {name} loss {loss} -> {self.run_dir / ROUNDS}"
+            f"average {name} loss {loss}{regret} -> {self.run_dir / ROUNDS}"
         )
 
 
@@ -80,7 +83,10 @@ def execute(plan: Plan, progress: bool) -> Outcome:
         if owner is not None:
             return Outcome("running", 0, None, run_dir, skipped=True, error=f"process {owner} is running it")
         if previous and _done(previous, plan) and not plan.sink.overwrite:
-            return Outcome(previous["status"], previous["rounds"], previous["average_loss"], run_dir, skipped=True)
+            outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run_dir, skipped=True)
+            if plan.comparator is not None and not matches(previous.get("regret"), plan.comparator, outcome.rounds):
+                outcome.regret = _score(plan, run_dir)  # the inputs: recorded, or rebuilt from the run's config
+            return outcome
         return _execute(plan, run_dir, progress)
 
 
@@ -138,6 +144,8 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
     finally:
         bar.close()
         fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
+        if plan.dataset.adaptive:
+            fields["environment_s"] = state.environment_ns / 1e9
         with _signals_deferred():
             try:
                 sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
@@ -145,7 +153,18 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
                 status = "interrupted" if status == "complete" else status
                 sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
     m = sink.manifest
-    return Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error)
+    outcome = Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error)
+    if plan.comparator is not None and status in ("complete", "timeout") and m["rounds"]:
+        outcome.regret = _score(plan, run_dir, np.concatenate([X for _, X, _ in _rounds(plan, m["rounds"])]))
+    return outcome
+
+
+def _score(plan: Plan, run_dir: Path, X: np.ndarray | None = None) -> dict:
+    """Fill the run's regret column against the plan's comparator (cached per stream)."""
+    try:
+        return score_run(run_dir, plan.comparator, X=X, root=Path(plan.sink.root))
+    except OklError as exc:
+        raise type(exc)(f"regret not computed: {exc} (the run is saved in {run_dir})") from None
 
 
 @dataclass
@@ -153,6 +172,7 @@ class _Progress:
     t: int = 0
     cum_loss: float = 0.0
     learner_ns: int = 0
+    environment_ns: int = 0  # time an adaptive environment took to choose its rounds
 
     @property
     def average(self) -> float | None:
@@ -173,50 +193,68 @@ def _prepare(plan: Plan, state: _Progress) -> None:
     state.learner_ns += time.perf_counter_ns() - t0
 
 
-def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -> None:
-    learner, block, timeout_ns = plan.learner, plan.run.block, plan.run.timeout_s
-    timeout_ns = None if timeout_ns is None else int(timeout_ns * 1e9)
+def _blocks(plan: Plan, state: _Progress) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The blocks to play: the configured (or learner-asked) sizes, or one round at a time from an
+    adaptive environment, which chooses each round after the learner has learned the previous one."""
+    learner, block = plan.learner, plan.run.block
+    if plan.dataset.adaptive:
+        yield from plan.dataset.play(learner.predict_many, plan.rounds)
+        return
     for _, X, y in _rounds(plan, plan.rounds):
         start = 0
         while start < len(y):
             size = block if block == 1 else learner.next_block(state.t, block)
-            Xb, yb = X[start : start + size], y[start : start + size]
-            m = len(yb)
-            start += m
-            t0 = time.perf_counter_ns()
-            if block == 1:
-                y_hat = np.array([learner.predict_one(Xb[0])])
-                learner.learn_one(Xb[0], yb[0])
-            else:
-                y_hat = learner.predict_learn_block(Xb, yb)
-            dt = time.perf_counter_ns() - t0
-            with np.errstate(over="ignore", invalid="ignore"):
-                loss = loss_fn(yb, y_hat)
-            finite = np.isfinite(loss)
-            keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
-            cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss[:keep])))[1:]
-            columns = {
-                "t": np.arange(state.t + 1, state.t + keep + 1, dtype=np.int64),
-                "y": yb[:keep],
-                "y_hat": y_hat[:keep],
-                "loss": loss[:keep],
-                "cum_loss": cum,
-                "elapsed_ns": state.learner_ns + dt * np.arange(1, keep + 1, dtype=np.int64) // m,
-                **{k: v[:keep] for k, v in learner.diagnostics(m).items()},
-            }
-            sink.append(columns)
-            state.t += keep
-            state.cum_loss = float(cum[-1]) if keep else state.cum_loss
-            state.learner_ns += dt * keep // m
-            if keep < m:
-                raise NumericalError(
-                    f"{learner.name} predicted {y_hat[keep]:.3g} at round {state.t + 1:,}, a non-finite "
-                    f"loss: check its step size or regularisation (learner.*)"
-                )
-            bar.update(m)
-            bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
-            if timeout_ns is not None and state.learner_ns > timeout_ns:
-                raise _Timeout
+            yield X[start : start + size], y[start : start + size]
+            start += size
+
+
+def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -> None:
+    learner, block, timeout_ns = plan.learner, plan.run.block, plan.run.timeout_s
+    timeout_ns = None if timeout_ns is None else int(timeout_ns * 1e9)
+    blocks = _blocks(plan, state)
+    while True:
+        t_env = time.perf_counter_ns()
+        Xb, yb = next(blocks, (None, None))
+        state.environment_ns += time.perf_counter_ns() - t_env
+        if Xb is None:
+            return
+        m = len(yb)
+        t0 = time.perf_counter_ns()
+        if block == 1:
+            y_hat = np.array([learner.predict_one(Xb[0])])
+            learner.learn_one(Xb[0], yb[0])
+        else:
+            y_hat = learner.predict_learn_block(Xb, yb)
+        dt = time.perf_counter_ns() - t0
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss = loss_fn(yb, y_hat)
+        finite = np.isfinite(loss)
+        keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
+        cum = np.add.accumulate(np.concatenate(([state.cum_loss], loss[:keep])))[1:]
+        columns = {
+            "t": np.arange(state.t + 1, state.t + keep + 1, dtype=np.int64),
+            "y": yb[:keep],
+            "y_hat": y_hat[:keep],
+            "loss": loss[:keep],
+            "cum_loss": cum,
+            "elapsed_ns": state.learner_ns + dt * np.arange(1, keep + 1, dtype=np.int64) // m,
+            **{k: v[:keep] for k, v in learner.diagnostics(m).items()},
+        }
+        if plan.dataset.adaptive:  # the chosen sequence, for dataset=replay and for scoring
+            columns.update({f"x_{i}": Xb[:keep, i] for i in range(Xb.shape[1])})
+        sink.append(columns)
+        state.t += keep
+        state.cum_loss = float(cum[-1]) if keep else state.cum_loss
+        state.learner_ns += dt * keep // m
+        if keep < m:
+            raise NumericalError(
+                f"{learner.name} predicted {y_hat[keep]:.3g} at round {state.t + 1:,}, a non-finite "
+                f"loss: check its step size or regularisation (learner.*)"
+            )
+        bar.update(m)
+        bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
+        if timeout_ns is not None and state.learner_ns > timeout_ns:
+            raise _Timeout
 
 
 def _effective_dimension(plan: Plan, n: int) -> dict:

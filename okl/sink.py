@@ -11,7 +11,9 @@ Layout (hive-style keys, ``run`` = content hash of the run's identity)::
 :func:`okl.results.load` many.
 
 Columns: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns`` (learner
-time, cumulative), the learner's diagnostics (``model_size``, ...), and ``regret`` (reserved, null).
+time, cumulative), the learner's diagnostics (``model_size``, ...), the inputs ``x_0 .. x_{d-1}``
+for adaptive environments (so that the sequence can be replayed), and ``regret`` (null unless a
+comparator scored the run: :mod:`okl.regret.score`).
 
 Nothing finished is lost: rows are buffered in memory and written as closed parts of ``part_rows``
 rows (each written to a temporary name and renamed), the manifest is rewritten after every part, so
@@ -55,7 +57,7 @@ class ParquetParams:
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((run_dir / MANIFEST).read_text())
+        return json.loads((Path(run_dir) / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
 
@@ -127,20 +129,28 @@ class ParquetSink:
 
     def _write_part(self, columns: dict[str, np.ndarray]) -> None:
         n = len(columns["t"])
-        table = pa.table({**columns, "regret": pa.nulls(n, pa.float64())})
-        encoding = {
-            name: "DELTA_BINARY_PACKED" if pa.types.is_integer(col.type) else "BYTE_STREAM_SPLIT"
-            for name, col in zip(table.column_names, table.columns, strict=False)
-        }
         path = self.run_dir / ROUNDS / f"part-{len(self.manifest['parts']):05d}.parquet"
-        _write_atomic(
-            path,
-            lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=False, column_encoding=encoding),
-        )
+        write_part(path, pa.table({**columns, "regret": pa.nulls(n, pa.float64())}))
         self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
         self.last = {k: float(columns[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
         self.manifest["rounds"] = int(self.last["t"])
 
     def _write_manifest(self) -> None:
-        text = json.dumps(self.manifest, indent=2, default=str)
-        _write_atomic(self.run_dir / MANIFEST, lambda tmp: tmp.write_text(text))
+        write_manifest(self.run_dir, self.manifest)
+
+
+def write_part(path: Path, table: pa.Table) -> None:
+    """Write one Parquet part atomically, with the encodings above."""
+    encoding = {
+        name: "DELTA_BINARY_PACKED" if pa.types.is_integer(col.type) else "BYTE_STREAM_SPLIT"
+        for name, col in zip(table.column_names, table.columns, strict=False)
+    }
+    _write_atomic(
+        path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=False, column_encoding=encoding)
+    )
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Rewrite ``run.json`` atomically."""
+    text = json.dumps(manifest, indent=2, default=str)
+    _write_atomic(Path(run_dir) / MANIFEST, lambda tmp: tmp.write_text(text))

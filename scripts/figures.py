@@ -6,6 +6,9 @@ are missing, then draws one PNG per preset from those runs only.
 
     python scripts/figures.py [--only NAME | --real] [--no-run] [--out figures]
 
+``pkawv_fig3_adversary`` (Figure 3) also replays every learner on the sequence the adversary built
+against Kernel-AWV and draws regret against t for both.
+
 ``--real`` runs and draws the PKAWV Figures 2/4 presets on real data (casp, cod-rna, ijcnn1, SUSY),
 skipping those whose dataset is neither cached, mirrored nor downloadable.
 """
@@ -90,15 +93,70 @@ def draw(name: str, runs, swept, out: Path) -> Path:
     dataset = runs[0][1].dataset
     keys = ("preset", "x_scale", "y_scale", "shuffle", "d", "noise")  # the ones a reader needs, when present
     shown = {k: v for k, v in dataclasses.asdict(dataset.params).items() if k in keys and v is not None}
-    fig.suptitle(f"{name}: {dataset.name}, {dataset.n:,} rounds {shown}", fontsize=8)
+    return save(fig, f"{name}: {dataset.name}, {dataset.n:,} rounds {shown}", out / f"{name}.png")
+
+
+def save(fig, title: str, path: Path) -> Path:
+    fig.suptitle(title, fontsize=8)
     fig.tight_layout()
-    path = out / f"{name}.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-DRAWN = ("fig2_synthetic", "taylor_convergence")  # built-in data: `make figures`
+def replays(runs, swept: list[str], reference: Path) -> list[tuple[Path, object, list[str]]]:
+    """(run dir, plan, overrides) replaying each learner of ``runs`` on the sequence ``reference`` recorded."""
+    plan0 = runs[0][1]
+    base = [
+        "dataset=replay",
+        f"dataset.run='{reference}'",
+        f"comparator={plan0.comparator.name}",
+        f"sigma={plan0.run.sigma}",
+        f"lam={plan0.run.lam}",
+    ]
+    out = {}
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        for _, plan in runs:
+            values = {k: "null" if v is None else v for k, v in dataclasses.asdict(plan.learner.params).items()}
+            overrides = [*base, f"learner={plan.learner.name}", *(f"learner.{k}={v}" for k, v in values.items())]
+            replay = config.plan(compose("config", overrides=overrides))
+            out.setdefault(replay.run_dir(), (replay, overrides))
+    return [(d, p, o) for d, (p, o) in out.items()]
+
+
+def draw_regret(name: str, runs, replayed, swept, out: Path) -> Path:
+    """Figure 3: regret against t, each learner against its own adversary, and all on one sequence."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    panels = (
+        (runs, "each learner against its own greedy adversary"),
+        (replayed, "all learners on the sequence built against kernel_awv"),
+    )
+    for ax, (group, title) in zip(axes, panels, strict=True):
+        for run_dir, plan in group:
+            df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "regret"]).sort_values("t")
+            ax.plot(df.t, df.regret, label=label(plan, swept))
+        ax.set(xlabel="t", ylabel="regret against the oracle refit on rounds 1..t", title=title)
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7)
+    dataset = runs[0][1].dataset
+    return save(fig, f"{name}: greedy adversary, d = {dataset.d}, {dataset.n:,} rounds", out / f"{name}.png")
+
+
+def replay_and_draw(name: str, runs, swept, out: Path, run_missing: bool) -> Path | None:
+    """Replay every learner on the sequence the adversary built against Kernel-AWV, then draw."""
+    reference = next((d for d, p in runs if p.learner.name == "kernel_awv"), None)
+    if reference is None:
+        return None
+    replayed = replays(runs, swept, reference)
+    for run_dir, _, overrides in replayed:
+        if run_missing and (read_manifest(run_dir) or {}).get("status") != "complete":
+            okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides]
+            subprocess.run(okl_run, check=True, env=os.environ)
+    present = [(d, p) for d, p, _ in replayed if (read_manifest(d) or {}).get("status") == "complete"]
+    return draw_regret(name, runs, present, swept, out)
+
+
+DRAWN = ("fig2_synthetic", "taylor_convergence", "pkawv_fig3_adversary")  # built-in data: `make figures`
 REAL = ("pkawv_fig2_cod_rna", "pkawv_fig2_ijcnn1", "pkawv_fig4_casp", "pkawv_fig4_susy")  # need the data: --real
 
 
@@ -127,7 +185,10 @@ def main() -> None:
         if not present:
             print(f"{name}: no runs yet (okl-run -m experiment={name})")
             continue
-        print(f"{name}: {draw(name, present, swept, args.out)}")
+        if name == "pkawv_fig3_adversary":
+            print(f"{name}: {replay_and_draw(name, present, swept, args.out, not args.no_run)}")
+        else:
+            print(f"{name}: {draw(name, present, swept, args.out)}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 import okl.config as config
 from helpers import write_susy
 from okl.datasets import DATASETS
+from okl.errors import ConfigError
 from okl.learners import LEARNERS
 from okl.sink import SINKS
 
@@ -30,6 +31,10 @@ def test_every_dataset_yaml_instantiates(composed, name, mirror, session_data):
     if not (session_data / "susy" / "SUSY.csv.gz").exists():
         write_susy(session_data)  # no SUSY in the mirror: a small file in its exact format
     extra = ["dataset.positive=[0]"] if name == "mnist" else []  # the shipped learners handle ±1 labels
+    if name == "replay":  # needs a recorded run (tests/test_environments.py): without one, a one-line error
+        with pytest.raises(ConfigError, match="dataset.run"):
+            config.plan(composed("dataset=replay", "learner=fogd"))
+        return
     plan = config.plan(composed(f"dataset={name}", "learner=fogd", "learner.D=10", "n=100", *extra))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
 

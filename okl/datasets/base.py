@@ -9,7 +9,7 @@ class indices 0..C−1, 0-1 error of the predicted index).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +27,7 @@ class Dataset(ABC):
 
     name: ClassVar[str] = ""
     Params: ClassVar[type]
+    adaptive: ClassVar[bool] = False  # rounds that depend on the learner (:class:`Environment`)
 
     def __init__(self, **params: Any) -> None:
         self.params = build_params("dataset", self.name or type(self).__name__, self.Params, params)
@@ -54,3 +55,59 @@ class Dataset(ABC):
     @abstractmethod
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Consecutive chunks (X, y) of the stream: X float64 C-ordered (m×d), y float64 (m)."""
+
+
+class Generated(Dataset):
+    """A stream generated from its parameters: ``d`` and ``length`` are Params fields, and the task is
+    the ``task`` field when there is one, else regression."""
+
+    @property
+    def task(self) -> str:
+        return getattr(self.params, "task", "regression")
+
+    @property
+    def d(self) -> int:
+        return self.params.d
+
+    @property
+    def n(self) -> int:
+        return self.params.length
+
+
+class Environment(Dataset):
+    """An adaptive stream: before fixing round t it may query the learner's predictions at candidate
+    points (``query(X) -> ŷ``, a pure call: :meth:`okl.learners.base.Learner.predict_many`), then
+    chooses (x_t, y_t). Static datasets are the special case that never queries.
+
+    The runner plays the rounds one at a time, in the order :meth:`play` yields them, and records
+    the inputs with the rounds (columns ``x_0 .. x_{d-1}``), so that any learner can be replayed on
+    the sequence later (``dataset=replay``). :meth:`chunks` gives the rounds chosen so far.
+    """
+
+    adaptive: ClassVar[bool] = True
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._X: list[np.ndarray] = []
+        self._y: list[float] = []
+
+    @abstractmethod
+    def choose(self, query: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, float]:
+        """The next round (x_t, y_t), given the rounds chosen so far (:attr:`sequence`)."""
+
+    def play(self, query: Callable[[np.ndarray], np.ndarray], n: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """n rounds, each as a block (1×d inputs, 1 label), chosen when the learner has learned the last."""
+        for _ in range(n):
+            x, y = self.choose(query)
+            self._X.append(np.asarray(x, dtype=np.float64))
+            self._y.append(float(y))
+            yield self._X[-1][None, :], np.array([self._y[-1]])
+
+    @property
+    def sequence(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rounds chosen so far: (X, y)."""
+        X = np.array(self._X).reshape(len(self._X), self.d)
+        return X, np.array(self._y)
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        yield self.sequence

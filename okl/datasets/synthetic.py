@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from okl.datasets.base import Dataset, register
+from okl.datasets.base import Generated, register
 from okl.seeding import rng
 from okl.validation import integer_at_least, non_negative, one_of
 
@@ -42,7 +42,7 @@ class SyntheticParams:
 
 
 @register("synthetic")
-class Synthetic(Dataset):
+class Synthetic(Generated):
     """The stream above."""
 
     Params = SyntheticParams
@@ -53,18 +53,6 @@ class Synthetic(Dataset):
         g = rng(p.seed, "synthetic/target")
         self.u = g.standard_normal(p.d)
         self.A = g.standard_normal((p.d, p.d))
-
-    @property
-    def task(self) -> str:
-        return self.params.task
-
-    @property
-    def d(self) -> int:
-        return self.params.d
-
-    @property
-    def n(self) -> int:
-        return self.params.length
 
     def target(self, X: np.ndarray) -> np.ndarray:
         """The noiseless regression function f(x) = uᵀcos(Ax)/d."""

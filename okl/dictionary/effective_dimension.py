@@ -19,10 +19,10 @@ from collections.abc import Iterable
 import numpy as np
 from scipy.linalg import lapack
 
-from okl import system
 from okl.dictionary.nystrom import NystromMap
 from okl.errors import NumericalError
 from okl.kernels import Kernel
+from okl.linalg.kernel_cholesky import fits, kernel_cholesky
 
 EXACT_UP_TO = 20_000
 ROWS = 8192
@@ -30,15 +30,10 @@ ROWS = 8192
 
 def exact(X: np.ndarray, kernel: Kernel, gamma: float) -> float:
     """d_eff(γ) of the inputs X (n×d) from the Cholesky factor of K + γI."""
-    n = len(X)
-    A = kernel(X, X).T  # symmetric: its transpose is the Fortran-ordered view LAPACK works on in place
-    A.flat[:: n + 1] += gamma
-    L, info = lapack.dpotrf(A, lower=1, clean=1, overwrite_a=1)
-    if info == 0:
-        L, info = lapack.dtrtri(L, lower=1, overwrite_c=1)
+    L, info = lapack.dtrtri(kernel_cholesky(X, kernel, gamma, "d_eff"), lower=1, overwrite_c=1)
     if info != 0:
-        raise NumericalError(f"K + γI is not positive definite at γ={gamma:g} (LAPACK info={info})")
-    return float(n - gamma * np.einsum("ij,ij->", L, L))
+        raise NumericalError(f"K + γI is singular at γ={gamma:g} (LAPACK info={info})")
+    return float(len(X) - gamma * np.einsum("ij,ij->", L, L))
 
 
 def nystrom(chunks: Iterable[np.ndarray], kernel: Kernel, gamma: float, Z: np.ndarray) -> tuple[float, int]:
@@ -56,4 +51,4 @@ def nystrom(chunks: Iterable[np.ndarray], kernel: Kernel, gamma: float, Z: np.nd
 
 def can_be_exact(n: int) -> bool:
     """Whether d_eff of n rounds is computed exactly (n <= EXACT_UP_TO and the matrix fits in memory)."""
-    return n <= EXACT_UP_TO and 8 * n * n < system.available_memory() // 2
+    return n <= EXACT_UP_TO and fits(n)

@@ -67,20 +67,31 @@ class History:
         """Append the k coordinates Ψᵀ = T⁻¹ (K(Z, X) − L Φᵀ) of the points Z (k×d; L: k×m, T⁻¹: k×k)
         to every round kept; return (Φᵀ Ψ, Ψᵀ Ψ, Ψᵀ y)."""
         m, k = self.m, len(Z)
-        cross, gram, target = np.zeros((m, k)), np.zeros((k, k)), np.zeros(k)
         grown = {i for i, (_, _, Pb) in enumerate(self.blocks) if len(Pb) < m + k}
         self._require(8 * ROWS * self._capacity(m + k) * len(grown), self.n, m + k)
+        for i in grown:
+            Xb, yb, Pb = self.blocks[i]
+            wider = np.zeros((self._capacity(m + k), ROWS))
+            wider[:m] = Pb[:m]
+            self.blocks[i] = (Xb, yb, wider)
+        stats = self.coordinate_stats(kernel, Z, L, T_inv, store=True)
+        self.m = m + k
+        return stats
+
+    def coordinate_stats(
+        self, kernel: Kernel, Z: np.ndarray, L: np.ndarray, T_inv: np.ndarray, store: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Φᵀ Ψ, Ψᵀ Ψ, Ψᵀ y) of the coordinates the points Z would add; ``store`` writes Ψ into the
+        blocks' spare rows (which :meth:`add_coordinates` provides), else nothing changes."""
+        m, k = self.m, len(Z)
+        cross, gram, target = np.zeros((m, k)), np.zeros((k, k)), np.zeros(k)
         for i, (Xb, yb, Pb) in enumerate(self.blocks):
             used = min(ROWS, self.n - i * ROWS)
-            if i in grown:
-                Pb = np.zeros((self._capacity(m + k), ROWS))
-                Pb[:m] = self.blocks[i][2][:m]
-                self.blocks[i] = (Xb, yb, Pb)
             Phi_t = Pb[:m, :used]
             Psi_t = T_inv @ (kernel(Z, Xb[:used]) - L @ Phi_t)
             cross += Phi_t @ Psi_t.T
             gram += Psi_t @ Psi_t.T
             target += Psi_t @ yb[:used]
-            Pb[m : m + k, :used] = Psi_t
-        self.m = m + k
+            if store:
+                Pb[m : m + k, :used] = Psi_t
         return cross, gram, target

@@ -80,7 +80,7 @@ class KORS:
         self.index = np.zeros(0, dtype=np.int64)  # round (0-based) at which each dictionary point joined
         self.t = 0  # rounds seen
         self.p_sum = 0.0  # Σ_s p̃_s (Theorem 2(2): E|I_t| = Σ p̃_s)
-        self.peek(np.zeros(d))  # compile (or load) the loop now, not inside timed rounds
+        self.peek_many(np.zeros((1, d)))  # compile (or load) the loop now, not inside timed rounds
 
     @property
     def size(self) -> int:
@@ -98,27 +98,36 @@ class KORS:
         self.p_sum += float(p.sum())
         return added, tau, p
 
-    def peek(self, x: np.ndarray, scale: float = 1.0) -> tuple[bool, float, float]:
-        """(added, τ̃, p̃) the coming round would give for x, without playing it."""
-        added, tau, p = np.zeros(1, dtype=np.bool_), np.empty(1), np.empty(1)
-        self._play(np.atleast_2d(x), np.array([float(scale)]), self.t, False, added, tau, p)
-        return bool(added[0]), float(tau[0]), float(p[0])
+    def peek_many(self, X: np.ndarray) -> np.ndarray:
+        """For each row of X, whether it would join as the coming round (all read the coming round's
+        coin), without playing; unscaled points."""
+        B = len(X)
+        _, norms, diag, _ = self._projections(X, np.ones(B), 0)
+        added, tau, p = np.zeros(B, dtype=np.bool_), np.empty(B), np.empty(B)
+        u = np.full(B, self.coins.take(self.t, 1)[0])
+        _scan(norms, diag, u, self.gamma, self.eps, self.beta, self.budget - self.size, False, 0, added, tau, p)
+        return added
 
-    def _play(self, X, s, t0, commit, added, tau, p) -> None:
-        """Rounds t0.. of a block: W = L⁻¹ K̄(I, X) by one triangular product (BLAS-3), then a compiled
-        scan that decides rounds until one joins; that point's kernel row against the block's later
-        rounds appends its row to L and its column to Wᵀ, and the scan goes on."""
+    def _projections(self, X, s, spare) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """(Wᵀ with ``spare`` free columns, ||W[:, b]||², k̄(x_b, x_b), scaled) for the rows of X, where
+        W = L⁻¹ K̄(I, X) is one triangular product (BLAS-3)."""
         B, m = len(X), self.size
         scaled = self.scaled or bool(np.any(s != 1.0))  # else K̄ = K: skip the products
-        Wt = np.empty((B, m + B))  # Wᵀ: round b's column of W is the contiguous row Wt[b]
+        Wt = np.empty((B, m + spare))  # Wᵀ: round b's column of W is the contiguous row Wt[b]
         if m:
             K = self.kernel(X, self.X)
             if scaled:
                 K *= s[:, None] * self.scale[None, :]
             Wt[:, :m] = blas.dtrmm(1.0, self.L_inv, K.T, lower=1, overwrite_b=1).T  # (L⁻¹ K̄(I, X))ᵀ
-        diag = self.kernel.diag(X) * s * s
+        return Wt, np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m]), self.kernel.diag(X) * s * s, scaled
+
+    def _play(self, X, s, t0, commit, added, tau, p) -> None:
+        """Rounds t0.. of a block: W = L⁻¹ K̄(I, X), then a compiled scan that decides rounds until one
+        joins; that point's kernel row against the block's later rounds appends its row to L and its
+        column to Wᵀ, and the scan goes on."""
+        B, m = len(X), self.size
+        Wt, norms, diag, scaled = self._projections(X, s, B)
         rows = np.empty((B, m + B))  # rows appended to L (lower triangle read only)
-        norms = np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m])
         u, m0, b = self.coins.take(t0, B), m, -1
         while True:
             b = _scan(norms, diag, u, self.gamma, self.eps, self.beta, self.budget - m, commit, b + 1, added, tau, p)

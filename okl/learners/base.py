@@ -58,6 +58,11 @@ class Learner(ABC):
     def learn_one(self, x: np.ndarray, y: float) -> None:
         """Reveal the label y_t of x_t."""
 
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        """ŷ for each row of X as if it were the next input x_t; does not change the learner. Adaptive
+        environments query it at candidate points (:class:`okl.datasets.base.Environment`)."""
+        return np.array([self.predict_one(x) for x in X])
+
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Play the rounds (X[i], y[i]) in order; return the predictions made before each label."""
         out = np.empty(len(y))

@@ -47,6 +47,9 @@ class KernelAWV(Learner):
     def predict_one(self, x: np.ndarray) -> float:
         return self.core.predict(x)
 
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        return self.core.predict_many(X)
+
     def learn_one(self, x: np.ndarray, y: float) -> None:
         with self._memory_guard():
             self.core.update(x, y)

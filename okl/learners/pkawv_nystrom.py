@@ -23,7 +23,6 @@ exact Kernel-AWV (a test checks it); ``pkrr_nystrom`` drops the f(x_t)² term.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -31,7 +30,7 @@ import numpy as np
 
 from okl.dictionary.history import History
 from okl.dictionary.kors import KORS
-from okl.dictionary.nystrom import NystromMap
+from okl.dictionary.nystrom import TOL, NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.kernel_awv import KernelParams
@@ -145,11 +144,23 @@ class PKAWVNystrom(BlockLearner):
             out[:] = self.ridge.predict_update_block(F, y)
 
     def predict_one(self, x: np.ndarray) -> float:
-        if self.kors.peek(x)[0]:  # x joins the span before it is predicted: play the round on a copy
-            return float(copy.deepcopy(self).predict_learn_block(x[None, :], np.zeros(1))[0])
-        if not self.map.dim:
-            return 0.0
-        return self.ridge.predict(self.map.transform(x)[0])
+        return float(self.predict_many(x[None, :])[0])
+
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        """Predictions at the rows of X as the coming round. A row that KORS would add joins the span
+        before it is predicted: its coordinate ψ(x_s) = (k(x, x_s) − lᵀφ̃(x_s))/ρ over the past rounds
+        (one pass over the history, nothing stored) gives the ridge its would-be new feature, and
+        ψ(x) = ρ, with l = φ̃(x) and ρ² = k(x, x) − ||l||²."""
+        F = self.map.transform(X)
+        out = self.ridge.predict_many(F) if self.map.dim else np.zeros(len(X))
+        rho2 = self.map.kernel.diag(X) - np.einsum("ij,ij->i", F, F)
+        join = np.flatnonzero((rho2 > TOL) & self.kors.peek_many(X))
+        if len(join):
+            rho = np.sqrt(rho2[join])
+            new = X[join], F[join], np.diag(1.0 / rho)
+            cross, gram, target = self.history.coordinate_stats(self.map.kernel, *new)
+            out[join] = self.ridge.predict_with_features(F[join], rho, cross, gram.diagonal(), target)
+        return out
 
     @property
     def model_size(self) -> int:

@@ -45,6 +45,7 @@ class OnlineKernelRidge:
         self.X = np.empty((0, d))
         self.L = np.empty((0, 0))
         self.z = np.empty(0)
+        self._L_inv, self._inv_rows = np.empty((0, 0)), 0  # L⁻¹ for predict_many, built on first use
         compile_now()
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -91,8 +92,36 @@ class OnlineKernelRidge:
         return l, d2, float(l @ self.z[: self.t])
 
     def predict(self, x: np.ndarray) -> float:
-        _, d2, ridge = self._row(x)
-        return ridge * self.lam / d2 if self.awv else ridge
+        return float(self.predict_many(x[None, :])[0])
+
+    def predict_many(self, Xn: np.ndarray) -> np.ndarray:
+        """Predictions at each row of Xn as the next input, without learning.
+
+        Queried many times per round (adaptive environments), so W = L⁻¹K is a matrix product with
+        the inverse factor, kept from the first query on and extended by the rows learned since (a
+        triangular solve of O(t²) flops per new row; OpenBLAS's solve with few right-hand sides runs
+        an order of magnitude below its matrix product). Memory: a second t×t array.
+        """
+        t = self.t
+        if not t:
+            return np.zeros(len(Xn))
+        L_inv = self._inverse_factor()
+        W = L_inv @ self._cross(Xn)  # t×B
+        ridge = W.T @ self.z[:t]
+        return ridge * self.lam / (1.0 + self.lam - np.einsum("ij,ij->j", W, W)) if self.awv else ridge
+
+    def _inverse_factor(self) -> np.ndarray:
+        """L_t⁻¹, extended from the rows computed at the last query: for L = [[L_a, 0], [B, C]],
+        L⁻¹ = [[L_a⁻¹, 0], [−C⁻¹ B L_a⁻¹, C⁻¹]]."""
+        t, a = self.t, self._inv_rows
+        if a < t:
+            L_inv = np.zeros((t, t))
+            L_inv[:a, :a] = self._L_inv[:a, :a]
+            C = self.L[a:t, a:t]
+            L_inv[a:, :a] = -solve_triangular(C, self.L[a:t, :a] @ L_inv[:a, :a], lower=True, check_finite=False)
+            L_inv[a:, a:] = solve_triangular(C, np.eye(t - a), lower=True, check_finite=False)
+            self._L_inv, self._inv_rows = L_inv, t
+        return self._L_inv[:t, :t]
 
     def update(self, x: np.ndarray, y: float) -> None:
         self._reserve(1)

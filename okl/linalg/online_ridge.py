@@ -103,6 +103,30 @@ class OnlineRidge:
         self.b = np.append(self.b, target)
         self.dim = r + 1
 
+    def predict_many(self, Phi: np.ndarray) -> np.ndarray:
+        """Predictions at each row of Phi (B×r) as the next round, without changing the state."""
+        V = Phi @ self.full_inverse()
+        ridge = V @ self.b
+        return ridge / (1.0 + np.einsum("ij,ij->i", Phi, V)) if self.awv else ridge
+
+    def predict_with_features(
+        self, Phi: np.ndarray, psi: np.ndarray, cross: np.ndarray, square: np.ndarray, target: np.ndarray
+    ) -> np.ndarray:
+        """For each row i, the prediction at features (Φ_i, ψ_i) after ``add_feature(cross[:, i],
+        square[i], target[i])``, without changing the state: with P' = [[P, 0], [0, 0]] + v vᵀ/s,
+        x' = (φ, ψ), b' = (b, target) and e = vᵀx' = (Pa)ᵀφ − ψ, the ridge prediction is
+        φᵀPb + e (vᵀb')/s and h = φᵀPφ + e²/s. O(r²) per row."""
+        P = self.full_inverse()
+        Pa, V = P @ cross, Phi @ P  # r×B, B×r
+        s = self.lam + square - np.einsum("ij,ij->j", cross, Pa)
+        e = np.einsum("ji,ij->i", Pa, Phi) - psi
+        ridge = V @ self.b + e * (Pa.T @ self.b - target) / s
+        return ridge / (1.0 + np.einsum("ij,ij->i", Phi, V) + e * e / s) if self.awv else ridge
+
+    def full_inverse(self) -> np.ndarray:
+        """P = A⁻¹ with both triangles (the state keeps the upper one)."""
+        return np.triu(self.P) + np.triu(self.P, 1).T
+
     # -- block of rounds (LDLᵀ innovations) ----------------------------------------------------------
     def predict_update_block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Play the rounds of ``Phi`` (B×r) and ``y``; return the B predictions."""

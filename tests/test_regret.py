@@ -1,0 +1,182 @@
+"""Regret: comparators against direct formulas, the bounds of Proposition 1 and Theorem 3
+(pkawv_jezequel2019), the sink's column against a recomputation, and okl-regret."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from okl.datasets import DATASETS
+from okl.datasets.adversary import Adversary
+from okl.features.taylor import TaylorFeatures
+from okl.kernels import Kernel
+from okl.learners import LEARNERS
+from okl.linalg.ridge_oracle import RidgeOracle
+from okl.regret import COMPARATORS
+from okl.regret.cli import main as regret_main
+
+LAM = 1.0
+
+
+def ridge(X, y, lam=LAM, sigma=1.0):
+    """Direct kernel ridge: (α, fitted values, λ||f||²)."""
+    K = Kernel("gaussian", sigma)(X, X)
+    alpha = np.linalg.solve(K + lam * np.eye(len(y)), y)
+    return alpha, K @ alpha, lam * alpha @ K @ alpha
+
+
+def random_sequence(n=60, d=3, seed=0):
+    g = np.random.default_rng(seed)
+    return g.uniform(-1, 1, (n, d)), g.uniform(-1, 1, n)
+
+
+def adversarial_sequence(learner, n=40, d=3):
+    """Play ``learner`` against the greedy adversary; return (X, y, predictions)."""
+    env = Adversary(length=n, d=d, lam=LAM)
+    y_hat = [learner.predict_learn_block(X, y)[0] for X, y in env.play(learner.predict_many, n)]
+    X, y = env.sequence
+    return X, y, np.array(y_hat)
+
+
+def test_krr_losses_and_penalty_equal_a_direct_solve():
+    X, y = random_sequence()
+    ell, penalty = COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
+    _, fitted, direct_penalty = ridge(X, y)
+    np.testing.assert_allclose(ell, (fitted - y) ** 2, rtol=1e-9, atol=1e-13)
+    assert penalty == pytest.approx(direct_penalty, rel=1e-10)
+
+
+def test_oracle_prefix_equals_a_refit_at_every_t():
+    X, y = random_sequence(n=40)
+    ell, _ = COMPARATORS.get("oracle_prefix")(sigma=1.0, lam=LAM).losses(X, y)
+    direct = [np.sum((ridge(X[:t], y[:t])[1] - y[:t]) ** 2) for t in range(1, 41)]
+    np.testing.assert_allclose(np.cumsum(ell), direct, rtol=1e-9)
+
+
+def test_nystrom_krr_with_every_point_is_krr_and_fewer_centres_cost_more():
+    X, y = random_sequence(n=50)
+    exact, exact_penalty = COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
+    full, full_penalty = COMPARATORS.get("nystrom_krr")(sigma=1.0, lam=LAM, m=50).losses(X, y)
+    np.testing.assert_allclose(full, exact, rtol=1e-7, atol=1e-12)
+    assert full_penalty == pytest.approx(exact_penalty, rel=1e-7)
+    few, few_penalty = COMPARATORS.get("nystrom_krr")(sigma=1.0, lam=LAM, m=5).losses(X, y)
+    # a restricted span: its penalised objective cannot beat the exact minimiser's
+    assert few.sum() + few_penalty > exact.sum() + exact_penalty
+
+
+def test_ridge_oracle_candidates_and_updates_equal_refits():
+    X, y = random_sequence(n=30)
+    oracle = RidgeOracle(3, Kernel("gaussian", 1.0), LAM)
+    for t in range(29):
+        oracle.add(X[t], y[t])
+    candidates = np.random.default_rng(1).uniform(-1, 1, (4, 3))
+    terms, _ = oracle.terms(candidates)
+    for c, x in enumerate(candidates):
+        for label in (-1.0, 0.3):
+            Xc, yc = np.vstack([X[:29], x]), np.append(y[:29], label)
+            direct = np.sum((ridge(Xc, yc)[1] - yc) ** 2)
+            got = oracle.loss_after(terms, label)[c]
+            assert got == pytest.approx(direct, rel=1e-9)
+    K = Kernel("gaussian", 1.0)(X[:29], X[:29])
+    np.testing.assert_allclose(oracle.W, np.linalg.inv(K + LAM * np.eye(29)), rtol=1e-8, atol=1e-10)
+
+
+def prop1_bound(X, y, penalty, lam=LAM):
+    """λ||f||² + B² Σ_k log(1 + λ_k(K)/λ) (Proposition 1), B = max |y|."""
+    eig = np.clip(np.linalg.eigvalsh(Kernel("gaussian", 1.0)(X, X)), 0, None)
+    return penalty + np.max(np.abs(y)) ** 2 * np.sum(np.log1p(eig / lam))
+
+
+@pytest.mark.parametrize("kind", ["random", "adversarial"])
+def test_kernel_awv_regret_is_within_proposition_1(kind):
+    learner = LEARNERS.get("kernel_awv")(3, sigma=1.0, lam=LAM)
+    if kind == "random":
+        X, y = random_sequence()
+        y_hat = learner.predict_learn_block(X, y)
+    else:
+        X, y, y_hat = adversarial_sequence(learner)
+    for t in (10, 25, len(y)):  # the bound holds for every n, with f the ridge fit on the first n rounds
+        _, fitted, penalty = ridge(X[:t], y[:t])
+        regret = np.sum((y_hat[:t] - y[:t]) ** 2) - np.sum((fitted - y[:t]) ** 2)
+        bound = prop1_bound(X[:t], y[:t], penalty)
+        assert 0 < regret <= bound
+
+
+@pytest.mark.parametrize("kind", ["random", "adversarial"])
+def test_pkawv_taylor_regret_is_within_theorem_3_with_measured_mu(kind):
+    """Theorem 3: R_n(f) <= λ||f||² + B² Σ log(1 + λ_j(K)/λ) + B² (μ + λ) μ n / λ², with
+    μ = ||(I − P)C_n^{1/2}||² = λ_max(K − ΦΦᵀ) for the Taylor basis Φ (orthonormal in H, Lemma 11)."""
+    M = 2
+    learner = LEARNERS.get("pkawv_taylor")(3, sigma=1.0, lam=LAM, M=M)
+    if kind == "random":
+        X, y = random_sequence()
+        y_hat = learner.predict_learn_block(X, y)
+    else:
+        X, y, y_hat = adversarial_sequence(learner)
+    n, B = len(y), np.max(np.abs(y))
+    Phi = TaylorFeatures(3, M, 1.0).transform(X)
+    mu = np.linalg.eigvalsh(Kernel("gaussian", 1.0)(X, X) - Phi @ Phi.T)[-1]
+    _, fitted, penalty = ridge(X, y)
+    regret = np.sum((y_hat - y) ** 2) - np.sum((fitted - y) ** 2)
+    bound = prop1_bound(X, y, penalty) + B**2 * (mu + LAM) * mu * n / LAM**2
+    assert mu > 0 and regret <= bound
+    assert regret > prop1_bound(X, y, penalty) or kind == "random"  # adversarially, the μ term is needed
+
+
+def read_run(root, learner, dataset):
+    (manifest,) = root.glob(f"learner={learner}/dataset={dataset}/seed=0/run=*/run.json")
+    return json.loads(manifest.read_text()), pd.read_parquet(manifest.parent / "rounds").sort_values("t")
+
+
+def test_sink_regret_equals_a_direct_recomputation(okl_run, results_root):
+    code, out, err = okl_run("learner=pkrr_taylor", "n=300", "comparator=krr", "progress=false", "sink.part_rows=128")
+    assert code == 0, err
+    assert "regret" in out
+    manifest, rounds = read_run(results_root, "pkrr_taylor", "synthetic")
+    X, y = next(DATASETS.get("synthetic")(seed=0).chunks())
+    X, y = X[:300], y[:300]
+    _, fitted, penalty = ridge(X, y)
+    expected = np.cumsum((rounds["y_hat"] - y) ** 2) - np.cumsum((fitted - y) ** 2)
+    np.testing.assert_allclose(rounds["regret"], expected, rtol=1e-9, atol=1e-9)
+    assert manifest["regret"]["comparator"] == "krr" and manifest["regret"]["penalty"] == pytest.approx(penalty)
+    assert len(manifest["parts"]) == 3  # every part was rewritten
+
+
+def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, results_root, capsys):
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0
+    assert okl_run("learner=pkrr_taylor", "n=200", "progress=false")[0] == 0
+    _, before = read_run(results_root, "fogd", "synthetic")
+    assert before["regret"].isna().all()
+    runs = [str(p.parent) for p in sorted(results_root.glob("learner=*/dataset=synthetic/seed=0/run=*/run.json"))]
+    regret_main([*runs, "--comparator", "oracle_prefix"])
+    out = capsys.readouterr().out.splitlines()
+    assert "oracle_prefix" in out[0] and "cached" not in out[0] and "cached" in out[1]
+    X, y = next(DATASETS.get("synthetic")(seed=0).chunks())
+    direct = np.array([np.sum((ridge(X[:t], y[:t])[1] - y[:t]) ** 2) for t in (50, 200)])
+    for learner in ("fogd", "pkrr_taylor"):
+        manifest, rounds = read_run(results_root, learner, "synthetic")
+        cum = rounds["cum_loss"].to_numpy()[[49, 199]]
+        np.testing.assert_allclose(rounds["regret"].to_numpy()[[49, 199]], cum - direct, rtol=1e-9)
+        assert manifest["regret"]["comparator"] == "oracle_prefix"
+
+
+def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
+    code, _, err = okl_run("dataset=synthetic", "dataset.task=binary", "comparator=krr", "n=50")
+    assert code == 2 and "regression" in err and len(err.strip().splitlines()) == 1
+    code, _, err = okl_run("comparator=ridge", "n=50")
+    assert code == 2 and "unknown comparator 'ridge'" in err
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no run at" in err and len(err.strip().splitlines()) == 1
+
+
+def test_krr_too_large_for_memory_says_what_to_use(monkeypatch):
+    monkeypatch.setattr("okl.system.available_memory", lambda: 1000)
+    X, y = random_sequence(n=50)
+    with pytest.raises(Exception, match="nystrom_krr"):
+        COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
