@@ -84,8 +84,10 @@ def execute(plan: Plan, progress: bool) -> Outcome:
             return Outcome("running", 0, None, run_dir, skipped=True, error=f"process {owner} is running it")
         if previous and _done(previous, plan) and not plan.sink.overwrite:
             outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run_dir, skipped=True)
-            if plan.comparator is not None and not matches(previous.get("regret"), plan.comparator, outcome.rounds):
-                outcome.regret = _score(plan, run_dir)  # the inputs: recorded, or rebuilt from the run's config
+            if plan.comparator is not None:
+                scored = matches(previous.get("regret"), plan.comparator, outcome.rounds)
+                # the inputs: recorded, or rebuilt from the run's config
+                outcome.regret = previous["regret"] if scored else _score(plan, run_dir)
             return outcome
         return _execute(plan, run_dir, progress)
 

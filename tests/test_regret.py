@@ -180,3 +180,15 @@ def test_krr_too_large_for_memory_says_what_to_use(monkeypatch):
     X, y = random_sequence(n=50)
     with pytest.raises(Exception, match="nystrom_krr"):
         COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
+
+
+def test_okl_run_with_a_comparator_on_a_complete_run_only_scores_it(okl_run, results_root):
+    assert okl_run("learner=fogd", "n=150", "progress=false")[0] == 0
+    code, out, err = okl_run("learner=fogd", "n=150", "progress=false", "comparator=krr")
+    assert code == 0, err
+    assert "already complete, regret" in out and "(krr)" in out
+    manifest, rounds = read_run(results_root, "fogd", "synthetic")
+    assert manifest["regret"]["comparator"] == "krr" and rounds["regret"].notna().all()
+    code, out, _ = okl_run("learner=fogd", "n=150", "progress=false", "comparator=krr")
+    again, _ = read_run(results_root, "fogd", "synthetic")
+    assert code == 0 and "(krr)" in out and again["regret"] == manifest["regret"]  # not recomputed
