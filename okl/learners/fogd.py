@@ -34,13 +34,15 @@ from okl.validation import integer_at_least, one_of, positive
 
 @dataclass(frozen=True)
 class FOGDParams:
-    """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n); loss; seed."""
+    """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n); loss; seed;
+    orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows."""
 
     D: int = 1000
     sigma: float = 1.0
     eta: float | None = None
     loss: str = "square"
     seed: int = 0
+    orthogonal: bool = False
 
     def __post_init__(self) -> None:
         integer_at_least("D", self.D, 1)
@@ -62,7 +64,7 @@ class FOGD(Learner):
         if p.eta is None and not horizon:
             raise ConfigError("fogd: eta=null means 1/√n but the number of rounds is unknown; set learner.eta")
         self.eta = p.eta if p.eta is not None else 1.0 / np.sqrt(horizon)
-        self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed)
+        self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed, orthogonal=p.orthogonal)
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
         dim = self.features.dim  # compile (or load) the kernel now, not inside timed rounds:
