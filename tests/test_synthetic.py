@@ -41,3 +41,17 @@ def test_binary_task_gives_signs_of_the_regression_target():
 def test_noise_has_the_configured_scale():
     noiseless, noisy = (collect(Synthetic(d=4, length=20000, noise=s)) for s in (0.0, 0.3))
     assert np.std(noisy[1] - noiseless[1]) == pytest.approx(0.3, rel=0.03)
+
+
+def test_piecewise_stationary_stream_changes_its_target_at_the_segment_boundaries():
+    stationary = collect(Synthetic(d=3, length=3000, noise=0.0, seed=4))
+    ds = Synthetic(d=3, length=3000, noise=0.0, seed=4, changes=2)
+    X, y = collect(ds)
+    np.testing.assert_array_equal(X, stationary[0])  # same inputs
+    np.testing.assert_array_equal(y[:1000], stationary[1][:1000])  # segment 0 is the stationary target
+    assert list(ds.segment([0, 999, 1000, 1999, 2000, 2999])) == [0, 0, 1, 1, 2, 2]
+    for s, (a, b) in enumerate(((0, 1000), (1000, 2000), (2000, 3000))):
+        np.testing.assert_allclose(y[a:b], ds.target(X[a:b], s), rtol=1e-14)
+        others = [ds.target(X[a:b], r) for r in range(3) if r != s]
+        assert all(np.abs(y[a:b] - o).mean() > 0.1 for o in others)  # an abrupt change, not a drift
+    np.testing.assert_array_equal(collect(Synthetic(d=3, length=3000, noise=0.0, seed=4, changes=2))[1], y)

@@ -8,6 +8,11 @@
 (u, A) come from the random stream ``rng(seed, "synthetic/target")`` and rows are generated in pages
 of 65,536 from ``rng(seed, "synthetic/rows", page)``, so the stream does not depend on how it is
 read. With d = 18 and 10⁶ rows it stands in for SUSY in benchmarks.
+
+Non-stationary variant (raker_shen2018 §3, AdaRaker's setting): ``changes`` = c > 0 splits the stream
+into c + 1 equal segments (round t, 0-based, is in segment ⌊t (c + 1) / length⌋) and segment s ≥ 1
+draws its own target (u_s, A_s) from ``rng(seed, "synthetic/target", s)``: the target changes
+abruptly c times, the inputs and noise are as before. Segment 0 is the stationary stream's target.
 """
 
 from __future__ import annotations
@@ -26,17 +31,20 @@ PAGE = 1 << 16
 
 @dataclass(frozen=True)
 class SyntheticParams:
-    """d: input dimension; length: rounds; noise: noise level; task; seed."""
+    """d: input dimension; length: rounds; noise: noise level; task; changes: abrupt changes of the
+    target (0: stationary); seed."""
 
     d: int = 8
     length: int = 200_000
     noise: float = 0.1
     task: str = "regression"
+    changes: int = 0
     seed: int = 0
 
     def __post_init__(self) -> None:
         integer_at_least("d", self.d, 1)
         integer_at_least("length", self.length, 1)
+        integer_at_least("changes", self.changes, 0)
         non_negative("noise", self.noise)
         one_of("task", self.task, ("regression", "binary"))
 
@@ -50,13 +58,18 @@ class Synthetic(Generated):
     def __init__(self, **params) -> None:
         super().__init__(**params)
         p = self.params
-        g = rng(p.seed, "synthetic/target")
-        self.u = g.standard_normal(p.d)
-        self.A = g.standard_normal((p.d, p.d))
+        self.targets = [_draw(rng(p.seed, "synthetic/target"), p.d)]
+        self.targets += [_draw(rng(p.seed, "synthetic/target", s), p.d) for s in range(1, p.changes + 1)]
+        self.u, self.A = self.targets[0]
 
-    def target(self, X: np.ndarray) -> np.ndarray:
-        """The noiseless regression function f(x) = uᵀcos(Ax)/d."""
-        return np.cos(X @ self.A.T) @ self.u / self.params.d
+    def segment(self, t: np.ndarray) -> np.ndarray:
+        """The segment of each 0-based round t."""
+        return np.asarray(t) * (self.params.changes + 1) // self.params.length
+
+    def target(self, X: np.ndarray, segment: int = 0) -> np.ndarray:
+        """The noiseless regression function of a segment, f_s(x) = u_sᵀcos(A_s x)/d."""
+        u, A = self.targets[segment]
+        return np.cos(X @ A.T) @ u / self.params.d
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         p = self.params
@@ -64,7 +77,16 @@ class Synthetic(Generated):
             rows = min(PAGE, p.length - start)
             g = rng(p.seed, "synthetic/rows", page)
             X = g.random((rows, p.d))
-            y = self.target(X) + p.noise * g.standard_normal(rows)
+            seg = self.segment(np.arange(start, start + rows))
+            f = np.empty(rows)
+            for s in np.unique(seg):
+                f[seg == s] = self.target(X[seg == s], int(s))
+            y = f + p.noise * g.standard_normal(rows)
             if p.task == "binary":
                 y = np.where(y >= 0, 1.0, -1.0)
             yield X, y
+
+
+def _draw(g: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """(u, A) of one target."""
+    return g.standard_normal(d), g.standard_normal((d, d))
