@@ -99,3 +99,14 @@ def derivative(code: int, y_hat: float, y: float) -> float:
         e = math.exp(-margin)
         return -y * e / (1.0 + e)
     return -y / (1.0 + math.exp(margin))
+
+
+def training_value(loss: str, y_hat: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ℓ(ŷ, y) of the training loss ``loss`` (see ``TRAINING``), elementwise with broadcasting."""
+    if loss == "square":
+        return (y_hat - y) ** 2
+    margin = y * y_hat
+    if loss == "logistic":
+        return np.logaddexp(0.0, -margin)
+    gap = np.maximum(0.0, 1.0 - margin)
+    return gap if loss == "hinge" else gap * gap
