@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from helpers import play_loop, stream
+from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners import LEARNERS
 
 EXPERTS = [
@@ -85,3 +86,35 @@ def test_cli_runs_the_default_lambda_grid_with_weight_columns(okl_run, results_r
 def test_bad_experts_are_one_line_errors(okl_run, experts, message):
     code, _, err = okl_run("learner=ewa", f"learner.experts={experts}", "n=10")
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_raker_with_one_kernel_is_eq_16_on_its_orthogonal_random_features():
+    """Raker with P = 1 is online gradient descent on ½(θᵀz − y)² + (λ/2)||θ||² (eq. (16)), written out."""
+    X, y = stream(200, 3)
+    eta, lam, s2 = 0.5, 0.01, 2.0
+    raker = LEARNERS.get("raker")(3, sigma2=[s2], D=10, eta=eta, lam=lam, seed=3)
+    got = play_loop(raker, X, y)
+    Z = RandomFourierFeatures(3, 10, np.sqrt(s2), seed=3, orthogonal=True).transform(X)  # seed·P + 0
+    theta, expected = np.zeros(20), np.empty(200)
+    for t in range(200):
+        expected[t] = theta @ Z[t]
+        theta = theta - eta * ((expected[t] - y[t]) * Z[t] + lam * theta)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
+
+
+def test_raker_weights_follow_eq_14_with_the_half_square_loss():
+    X, y = stream(80, 3, seed=6)
+    raker = LEARNERS.get("raker")(3, D=8, eta=0.5, seed=0)
+    raker.predict_learn_block(X, y)
+    P = np.column_stack([LEARNERS.get("fogd")(3, **spec_of(raker, p)).predict_learn_block(X, y) for p in range(3)])
+    cum = np.cumsum(0.5 * (P - y[:, None]) ** 2, axis=0) - 0.5 * (P - y[:, None]) ** 2
+    w = np.exp(-0.5 * cum)
+    recorded = np.column_stack([raker.diagnostics(80)[f"weight_{p}"] for p in range(3)])
+    np.testing.assert_allclose(recorded, w / w.sum(axis=1, keepdims=True), rtol=1e-10)
+    assert [e.features.sigma**2 for e in raker.experts] == pytest.approx([0.1, 1.0, 10.0])
+
+
+def spec_of(raker, p):
+    spec = dict(raker.expert_configs()[p])
+    spec.pop("name")
+    return spec

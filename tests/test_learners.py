@@ -29,6 +29,7 @@ SETTINGS = {  # small, fast settings for each registered learner
     "b_kons": dict(sigma=0.5, alpha=0.5, gamma=0.5, budget=6, seed=1),
     "nogd": dict(J=12, sigma=0.8, eta=0.3),
     "batch": dict(sigma=0.8, alpha=0.5, gamma=0.5, seed=1),
+    "raker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1),
     "ewa": dict(
         experts=[dict(name="fogd", D=16, sigma=0.8, eta=0.2, seed=1), dict(name="pkawv_taylor", M=2, sigma=0.8)],
         eta=0.5,

@@ -54,13 +54,27 @@ class EWA(BlockLearner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.experts = []
-        for spec in self.params.experts:
+        for spec in self.expert_configs():
             spec = dict(spec)
             cls = LEARNERS.get(spec.pop("name"))
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
             self.experts.append(cls(d, horizon=horizon, **spec))
         self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
+
+    def expert_configs(self) -> list[Mapping]:
+        """The experts' learner configs."""
+        return list(self.params.experts)
+
+    @property
+    def rate(self) -> float:
+        """η of eq. (14)."""
+        return self.params.eta
+
+    @property
+    def loss(self) -> str:
+        """The training loss ℓ of eq. (14)."""
+        return self.params.loss
 
     def _normalised(self, log_w: np.ndarray) -> np.ndarray:
         w = np.exp(log_w - log_w.max(axis=-1, keepdims=True))
@@ -74,10 +88,11 @@ class EWA(BlockLearner):
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         P = np.column_stack([e.predict_learn_block(X, y) for e in self.experts])  # B×P, each expert online
-        L = training_value(self.params.loss, P, y[:, None])
-        before = np.cumsum(L, axis=0) - L  # losses of the earlier rounds of the block
-        W = self._normalised(self.log_w[None, :] - self.params.eta * before)
-        self.log_w = self.log_w - self.params.eta * L.sum(axis=0)
+        L = training_value(self.loss, P, y[:, None])
+        before = np.zeros_like(L)  # losses of the earlier rounds of the block (never reads round t's)
+        np.cumsum(L[:-1], axis=0, out=before[1:])
+        W = self._normalised(self.log_w[None, :] - self.rate * before)
+        self.log_w = self.log_w - self.rate * L.sum(axis=0)
         self.log_w -= self.log_w.max()
         size = sum(e.model_size for e in self.experts)
         self.recorded = {"model_size": np.full(len(y), size, dtype=np.int64)}

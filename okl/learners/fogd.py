@@ -29,13 +29,14 @@ from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.losses import TRAINING, derivative
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import integer_at_least, non_negative, one_of, positive
 
 
 @dataclass(frozen=True)
 class FOGDParams:
     """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n); loss; seed;
-    orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows."""
+    orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows;
+    lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none)."""
 
     D: int = 1000
     sigma: float = 1.0
@@ -43,6 +44,7 @@ class FOGDParams:
     loss: str = "square"
     seed: int = 0
     orthogonal: bool = False
+    lam: float = 0.0
 
     def __post_init__(self) -> None:
         integer_at_least("D", self.D, 1)
@@ -50,6 +52,7 @@ class FOGDParams:
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
+        non_negative("lam", self.lam)
 
 
 @register("fogd")
@@ -68,18 +71,22 @@ class FOGD(Learner):
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
         dim = self.features.dim  # compile (or load) the kernel now, not inside timed rounds:
-        _ogd_block(np.zeros((1, dim)), np.zeros(1), np.zeros(dim), 0.0, self._loss, np.empty(1))
+        _ogd_block(np.zeros((1, dim)), np.zeros(1), np.zeros(dim), 0.0, 1.0, self._loss, np.empty(1))
+        self._keep = 1.0 - self.eta * p.lam  # the weight decay of the ridge term
 
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.features.transform(x)[0] @ self.w)
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
         z = self.features.transform(x)[0]
-        self.w -= self.eta * derivative(self._loss, float(z @ self.w), y) * z
+        step = self.eta * derivative(self._loss, float(z @ self.w), y)
+        if self._keep != 1.0:
+            self.w *= self._keep
+        self.w -= step * z
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(len(y))
-        _ogd_block(self.features.transform(X), y, self.w, self.eta, self._loss, out)
+        _ogd_block(self.features.transform(X), y, self.w, self.eta, self._keep, self._loss, out)
         return out
 
     @property
@@ -88,13 +95,18 @@ class FOGD(Learner):
 
 
 @numba.njit(cache=True, fastmath=True)
-def _ogd_block(Z: np.ndarray, y: np.ndarray, w: np.ndarray, eta: float, loss: int, out: np.ndarray) -> None:
+def _ogd_block(
+    Z: np.ndarray, y: np.ndarray, w: np.ndarray, eta: float, keep: float, loss: int, out: np.ndarray
+) -> None:
     for t in range(Z.shape[0]):
         z = Z[t]
         y_hat = 0.0
         for j in range(z.size):
             y_hat += w[j] * z[j]
         out[t] = y_hat
+        if keep != 1.0:
+            for j in range(z.size):
+                w[j] *= keep
         step = -eta * derivative(loss, y_hat, y[t])
         if step != 0.0:
             for j in range(z.size):

@@ -72,7 +72,7 @@ class NOGD(BlockLearner):
                 b = a + 1
             else:
                 b = len(y)
-            _ogd_block(self.map.transform(X[a:b]), y[a:b], self.w, self.eta, self._loss, out[a:b])
+            _ogd_block(self.map.transform(X[a:b]), y[a:b], self.w, self.eta, 1.0, self._loss, out[a:b])
             dims[a:b] = self.map.dim
             self.t += b - a
             a = b
