@@ -9,6 +9,12 @@ so a run may exceed it by one block), on Ctrl-C or SIGTERM, or on an error; in e
 finished so far are written and ``run.json`` records the status (``complete``, ``timeout``,
 ``interrupted``, ``failed``).
 
+An adaptive environment (:class:`okl.datasets.base.Environment`) chooses each round after querying
+the learner's pure ``predict_many``; its rounds are played one at a time, its inputs recorded as
+columns ``x_*`` and its time reported as ``environment_s``. With a comparator (``comparator=``), a
+complete or timed-out run then gets its ``regret`` column filled (:mod:`okl.regret.score`); a run
+already complete is only scored.
+
 Timing: ``elapsed_ns`` is the learner's cumulative time (``time.perf_counter_ns`` around learner
 calls; data generation, loss and I/O excluded). Inside a block the block's time is spread evenly
 over its rounds. BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwise.
