@@ -118,3 +118,33 @@ def spec_of(raker, p):
     spec = dict(raker.expert_configs()[p])
     spec.pop("name")
     return spec
+
+
+def kernel_ogd_by_hand(X, y, sigma, eta, lam, budget=None):
+    """f_{t+1} = (1 − ηλ) f_t − η ℓ'(f_t(x_t)) k(x_t, ·) with the square loss, written out; the oldest
+    support vector dropped beyond ``budget``."""
+    S, alpha, out = [], [], np.empty(len(y))
+    for t in range(len(y)):
+        k = np.exp(-((np.array(S) - X[t]) ** 2).sum(axis=1) / (2 * sigma**2)) if S else np.zeros(0)
+        out[t] = float(k @ np.array(alpha)) if S else 0.0
+        alpha = [(1 - eta * lam) * a for a in alpha] + [-eta * 2 * (out[t] - y[t])]
+        S.append(X[t])
+        if budget is not None and len(S) > budget:
+            S, alpha = S[1:], alpha[1:]
+    return out
+
+
+@pytest.mark.parametrize("budget", [None, 25])
+def test_rbf_ogd_is_the_functional_gradient_recursion(budget):
+    X, y = stream(120, 3)
+    learner = LEARNERS.get("rbf_ogd")(3, sigma=0.7, eta=0.3, lam=0.05, budget=budget)
+    got = play_loop(learner, X, y)
+    np.testing.assert_allclose(got, kernel_ogd_by_hand(X, y, 0.7, 0.3, 0.05, budget), rtol=1e-10, atol=1e-13)
+    assert learner.model_size == (120 if budget is None else 25)
+
+
+def test_omkl_with_one_kernel_is_kernel_ogd_in_the_papers_units():
+    X, y = stream(100, 3, seed=8)
+    omkl = LEARNERS.get("omkl")(3, sigma2=[0.5], eta=0.5, lam=0.01)
+    expected = kernel_ogd_by_hand(X, y, np.sqrt(0.5), 0.25, 0.02)  # ½(ŷ − y)²: step η/2 on (ŷ − y)², ridge 2λ
+    np.testing.assert_allclose(play_loop(omkl, X, y), expected, rtol=1e-10, atol=1e-13)

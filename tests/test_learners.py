@@ -30,6 +30,8 @@ SETTINGS = {  # small, fast settings for each registered learner
     "nogd": dict(J=12, sigma=0.8, eta=0.3),
     "batch": dict(sigma=0.8, alpha=0.5, gamma=0.5, seed=1),
     "raker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1),
+    "rbf_ogd": dict(sigma=0.8, eta=0.3, lam=0.01, budget=50),
+    "omkl": dict(sigma2=(0.3, 1.0, 4.0), budget=40),
     "ewa": dict(
         experts=[dict(name="fogd", D=16, sigma=0.8, eta=0.2, seed=1), dict(name="pkawv_taylor", M=2, sigma=0.8)],
         eta=0.5,
@@ -143,10 +145,11 @@ def test_fogd_is_online_gradient_descent_on_random_features():
     assert relative_gap(play_blocks(learner, X, y, (64,)), ref) < 1e-12
 
 
-def test_fogd_default_step_is_one_over_sqrt_n():
-    assert FOGD(3, horizon=10_000, D=8).eta == pytest.approx(0.01)
-    with pytest.raises(ConfigError, match="eta"):
-        FOGD(3, D=8)
+@pytest.mark.parametrize("name", ["fogd", "nogd", "rbf_ogd"])
+def test_first_order_default_step_is_one_over_sqrt_n(name):
+    assert LEARNERS.get(name)(3, horizon=10_000).eta == pytest.approx(0.01)
+    with pytest.raises(ConfigError, match=f"{name}: eta=null means 1/√n"):
+        LEARNERS.get(name)(3)
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])

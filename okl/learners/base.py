@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from okl.dictionary.kors import KORS
+from okl.errors import ConfigError
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 
@@ -57,6 +58,15 @@ class Learner(ABC):
     @abstractmethod
     def learn_one(self, x: np.ndarray, y: float) -> None:
         """Reveal the label y_t of x_t."""
+
+    def step_size(self, eta: float | None) -> float:
+        """A gradient learner's step: ``eta``, or 1/√n for the run's n rounds when it is None (the
+        PKAWV and Raker papers' first-order baselines)."""
+        if eta is not None:
+            return eta
+        if not self.horizon:
+            raise ConfigError(f"{self.name}: eta=null means 1/√n but the number of rounds is unknown; set learner.eta")
+        return 1.0 / np.sqrt(self.horizon)
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """ŷ for each row of X as if it were the next input x_t; does not change the learner. Adaptive

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.losses import TRAINING, derivative
@@ -64,9 +63,7 @@ class FOGD(Learner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
-        if p.eta is None and not horizon:
-            raise ConfigError("fogd: eta=null means 1/√n but the number of rounds is unknown; set learner.eta")
-        self.eta = p.eta if p.eta is not None else 1.0 / np.sqrt(horizon)
+        self.eta = self.step_size(p.eta)
         self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed, orthogonal=p.orthogonal)
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from okl.dictionary.nystrom import NystromMap
-from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.fogd import _ogd_block
@@ -54,9 +53,7 @@ class NOGD(BlockLearner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
-        if p.eta is None and not horizon:
-            raise ConfigError("nogd: eta=null means 1/√n but the number of rounds is unknown; set learner.eta")
-        self.eta = p.eta if p.eta is not None else 1.0 / np.sqrt(horizon)
+        self.eta = self.step_size(p.eta)
         self.map = NystromMap(d, Kernel("gaussian", p.sigma))
         self.w = np.zeros(0)
         self.t = 0

@@ -28,24 +28,32 @@ from okl.validation import integer_at_least, non_negative, positive
 
 
 @dataclass(frozen=True)
-class RakerParams:
-    """sigma2: the kernels' σ²; D: random features per kernel; eta: η of eqs. (14) and (16);
-    lam: λ of eq. (2); seed."""
+class EnsembleParams:
+    """sigma2: the kernels' σ²; eta: η of eqs. (14) and (16); lam: λ of eq. (2)."""
 
     sigma2: tuple[float, ...] = (0.1, 1.0, 10.0)
-    D: int = 50
     eta: float = 0.5
     lam: float = 0.01
-    seed: int = 0
 
     def __post_init__(self) -> None:
         if not self.sigma2:
             raise ConfigError("sigma2 must list at least one kernel bandwidth σ² (e.g. [0.1, 1, 10])")
         for s2 in self.sigma2:
             positive("sigma2", s2)
-        integer_at_least("D", self.D, 1)
         positive("eta", self.eta)
         non_negative("lam", self.lam)
+
+
+@dataclass(frozen=True)
+class RakerParams(EnsembleParams):
+    """sigma2, eta, lam; D: random features per kernel; seed."""
+
+    D: int = 50
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        integer_at_least("D", self.D, 1)
 
 
 @register("raker")
