@@ -62,7 +62,10 @@ def curves(run_dir: Path, points: int = 400) -> pd.DataFrame:
 def label(plan, swept: list[str]) -> str:
     """Learner name and the swept keys it uses (``pkrr_taylor M=3``)."""
     params = dataclasses.asdict(plan.learner.params)
-    return " ".join([plan.learner.name, *(f"{k}={params[k]}" for k in swept if k in params)])
+    shown = [
+        f"{k}={params[k]:.3g}" if isinstance(params[k], float) else f"{k}={params[k]}" for k in swept if k in params
+    ]
+    return " ".join([plan.learner.name, *shown])
 
 
 def loss_and_time(runs, swept, ax_loss, ax_time) -> None:
@@ -156,8 +159,17 @@ def replay_and_draw(name: str, runs, swept, out: Path, run_missing: bool) -> Pat
     return draw_regret(name, runs, present, swept, out)
 
 
-DRAWN = ("fig2_synthetic", "taylor_convergence", "pkawv_fig3_adversary")  # built-in data: `make figures`
-REAL = ("pkawv_fig2_cod_rna", "pkawv_fig2_ijcnn1", "pkawv_fig4_casp", "pkawv_fig4_susy")  # need the data: --real
+DRAWN = ("fig2_synthetic", "taylor_convergence", "pkawv_fig3_adversary", "raker_fig1_synthetic")  # `make figures`
+REAL = (  # need the data: --real
+    "pkawv_fig2_cod_rna",
+    "pkawv_fig2_ijcnn1",
+    "pkawv_fig4_casp",
+    "pkawv_fig4_susy",
+    "raker_fig1_twitter",
+    "raker_fig1_tomshardware",
+    "raker_fig1_energy",
+    "raker_fig1_air",
+)
 
 
 def main() -> None:

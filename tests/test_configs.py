@@ -71,3 +71,14 @@ def test_slurm_launcher_config_extends_submitit_with_one_core_per_run(composed):
     launcher = composed("hydra/launcher=slurm", hydra=True).hydra.launcher
     assert launcher._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
     assert launcher.cpus_per_task == 1 and "OPENBLAS_NUM_THREADS=1" in launcher.setup[0]
+
+
+@pytest.mark.parametrize("learner", ["raker", "omkl", "rbf_ogd"])
+def test_raker_figure_preset_uses_the_papers_settings(composed, learner):
+    plan = config.plan(composed("experiment=raker_fig1_synthetic", f"learner={learner}", "sigma=0.5"))
+    assert (plan.dataset.params.changes, plan.dataset.n) == (3, 20000)
+    p = plan.learner.params
+    if learner == "rbf_ogd":  # η = 1/√T, the swept bandwidth
+        assert p.eta is None and plan.learner.eta == pytest.approx(20000**-0.5) and p.sigma == 0.5
+    else:  # §4: σ² ∈ {0.1, 1, 10}, η = 0.5, λ = 0.01
+        assert (tuple(p.sigma2), p.eta, p.lam) == ((0.1, 1.0, 10.0), 0.5, 0.01)
