@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 import sys
 
+from okl.system import pin_blas_threads
+
 PROG = "okl-run"
 
 
 def main() -> None:
-    # BLAS reads its thread count when numpy loads: pin it before any numerical import.
-    threads = os.environ.get("OKL_BLAS_THREADS", "1")
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, threads)
+    pin_blas_threads()  # before any numerical import
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let errors reach describe() instead of Hydra's printer
     debug = bool(os.environ.get("OKL_DEBUG"))
     try:

@@ -299,14 +299,11 @@ def _effective_dimension(plan: Plan, n: int) -> dict:
 def _rounds(plan: Plan, n: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """The first n rounds of the stream, chunk by chunk: (offset, X, y), contiguous float64, checked finite."""
     seen = 0
-    for X, y in plan.dataset.chunks():
-        take = min(len(y), n - seen)
-        if take <= 0:
-            return
-        X, y = np.ascontiguousarray(X[:take], dtype=np.float64), np.ascontiguousarray(y[:take], dtype=np.float64)
+    for X, y in plan.dataset.head(n):
+        X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
         _check_finite(plan.dataset.name, X, y, seen)
         yield seen, X, y
-        seen += take
+        seen += len(y)
 
 
 def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:

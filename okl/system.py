@@ -15,6 +15,14 @@ from okl.errors import ResourceError
 GIB = 1024**3
 
 
+def pin_blas_threads() -> None:
+    """One BLAS thread per process unless ``OKL_BLAS_THREADS`` says otherwise (the variables are
+    read when numpy loads: call this before any numerical import)."""
+    threads = os.environ.get("OKL_BLAS_THREADS", "1")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+
+
 def available_memory() -> int:
     """Bytes of memory available to a new allocation (``MemAvailable``; physical memory otherwise)."""
     try:

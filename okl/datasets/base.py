@@ -56,6 +56,16 @@ class Dataset(ABC):
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Consecutive chunks (X, y) of the stream: X float64 C-ordered (m×d), y float64 (m)."""
 
+    def head(self, n: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The chunks of the first n rounds (the last one cut short)."""
+        seen = 0
+        for X, y in self.chunks():
+            take = min(len(y), n - seen)
+            if take <= 0:
+                return
+            yield X[:take], y[:take]
+            seen += take
+
 
 class Generated(Dataset):
     """A stream generated from its parameters: ``d`` and ``length`` are Params fields, and the task is

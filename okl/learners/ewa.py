@@ -94,8 +94,7 @@ class EWA(BlockLearner):
         W = self._normalised(self.log_w[None, :] - self.rate * before)
         self.log_w = self.log_w - self.rate * L.sum(axis=0)
         self.log_w -= self.log_w.max()
-        size = sum(e.model_size for e in self.experts)
-        self.recorded = {"model_size": np.full(len(y), size, dtype=np.int64)}
+        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
         self.recorded.update({f"weight_{p}": W[:, p] for p in range(len(self.experts))})
         return np.einsum("ij,ij->i", W, P)
 

@@ -37,3 +37,8 @@ class Comparator(ABC):
     @abstractmethod
     def losses(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
         """(ℓ_s for s = 1..n, λ||f||² of the final comparator function)."""
+
+
+def ridge_penalty(alpha: np.ndarray, y: np.ndarray, lam: float) -> float:
+    """λ||f||² of f = Σ α_s k(x_s, ·) with α = (K + λI)⁻¹y: λαᵀKα = λ(αᵀy − λ||α||²)."""
+    return float(lam * (alpha @ y - lam * alpha @ alpha))

@@ -11,15 +11,15 @@ under the results root, so scoring every learner run on one stream computes it o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+
+from okl.system import pin_blas_threads
 
 PROG = "okl-regret"
 
 
 def main(argv: list[str] | None = None) -> None:
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, os.environ.get("OKL_BLAS_THREADS", "1"))
+    pin_blas_threads()  # before any numerical import
     parser = argparse.ArgumentParser(prog=PROG, description="Fill the regret column of finished runs.")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (holding run.json)")
     parser.add_argument("--comparator", default="oracle_prefix", help="krr, nystrom_krr or oracle_prefix")

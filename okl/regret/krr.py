@@ -14,7 +14,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from okl.linalg.kernel_cholesky import kernel_cholesky
-from okl.regret.base import Comparator, register
+from okl.regret.base import Comparator, register, ridge_penalty
 
 
 @register("krr")
@@ -25,4 +25,4 @@ class KRR(Comparator):
         lam = self.params.lam
         L = kernel_cholesky(X, self.kernel, lam, "comparator=krr (use comparator=nystrom_krr)")
         alpha = cho_solve((L, True), y, check_finite=False)
-        return (lam * alpha) ** 2, float(lam * (alpha @ y - lam * alpha @ alpha))
+        return (lam * alpha) ** 2, ridge_penalty(alpha, y, lam)

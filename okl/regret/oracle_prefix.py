@@ -21,7 +21,7 @@ from scipy.linalg import lapack
 
 from okl.errors import NumericalError
 from okl.linalg.kernel_cholesky import kernel_cholesky
-from okl.regret.base import Comparator, register
+from okl.regret.base import Comparator, register, ridge_penalty
 
 
 @register("oracle_prefix")
@@ -39,4 +39,4 @@ class OraclePrefix(Comparator):
         M *= z[:, None]
         np.cumsum(M, axis=0, out=M)
         cumulative = lam**2 * np.einsum("ij,ij->i", M, M)
-        return np.diff(cumulative, prepend=0.0), float(lam * (alpha @ y - lam * alpha @ alpha))
+        return np.diff(cumulative, prepend=0.0), ridge_penalty(alpha, y, lam)

@@ -97,15 +97,9 @@ def _inputs(run_dir: Path, manifest: dict[str, Any], n: int, y: np.ndarray) -> n
         return recorded[0]
     node = dict(manifest["config"]["dataset"])
     dataset = DATASETS.get(node.pop("name"))(**node)
-    X_parts, y_parts, seen = [], [], 0
-    for Xc, yc in dataset.chunks():
-        take = min(len(yc), n - seen)
-        X_parts.append(np.asarray(Xc[:take], dtype=np.float64))
-        y_parts.append(np.asarray(yc[:take], dtype=np.float64))
-        seen += take
-        if seen >= n:
-            break
-    X, y_again = np.concatenate(X_parts), np.concatenate(y_parts)
+    chunks = list(dataset.head(n)) or [(np.zeros((0, dataset.d)), np.zeros(0))]
+    X = np.concatenate([Xc for Xc, _ in chunks]).astype(np.float64)
+    y_again = np.concatenate([yc for _, yc in chunks]).astype(np.float64)
     if len(y_again) != n or not np.array_equal(y_again, y):
         raise DataError(
             f"the dataset of run {str(run_dir)!r} no longer gives the labels it recorded: "
