@@ -27,11 +27,12 @@ run: install  ## run the default experiment (pkawv_taylor on the built-in synthe
 test: install  ## run the test suite
 	$(PY) -m pytest -q
 
-bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times; adversary, comparators)
+bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times; adversary, comparators; raker, adaraker)
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_data.py
 	$(PY) scripts/bench_kons.py
 	$(PY) scripts/bench_adversary.py
+	$(PY) scripts/bench_raker.py
 
 figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
 	$(PY) scripts/figures.py

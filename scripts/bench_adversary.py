@@ -13,33 +13,23 @@ final regret against the prefix oracle, and the comparators' seconds and peak RS
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from benchlib import okl_run
 
 LEARNERS = ["kernel_awv", "pkawv_taylor", "pkawv_nystrom", "pros_n_kons", "fogd"]
 TARGET_S = 120.0
 
 
 def adversary(learner: str, rounds: int, root: Path) -> dict:
-    overrides = ["progress=false", "dataset=adversary", f"dataset.length={rounds}", f"learner={learner}"]
-    overrides += ["sigma=1", "lam=1", "comparator=oracle_prefix"]
+    overrides = ["dataset=adversary", f"dataset.length={rounds}", "sigma=1", "lam=1", "comparator=oracle_prefix"]
     t0 = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from okl.cli import main; main()", *overrides],
-        env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
-        check=True,
-        capture_output=True,
-    )
-    (manifest,) = root.glob(f"learner={learner}/*/*/*/run.json")
-    return {**json.loads(manifest.read_text()), "process_s": time.perf_counter() - t0}
+    manifest = okl_run(overrides, root, learner)
+    return {**manifest, "process_s": time.perf_counter() - t0}
 
 
 def comparators() -> None:

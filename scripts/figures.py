@@ -7,7 +7,8 @@ are missing, then draws one PNG per preset from those runs only.
     python scripts/figures.py [--only NAME | --real] [--no-run] [--out figures]
 
 ``pkawv_fig3_adversary`` (Figure 3) also replays every learner on the sequence the adversary built
-against Kernel-AWV and draws regret against t for both.
+against Kernel-AWV and draws regret against t for both. The ``raker_fig1_*`` presets draw MSE(t), the
+normalised CPU time (raker_shen2018 Figures 1–2) and the regret when the runs were scored.
 
 ``--real`` runs and draws the PKAWV Figures 2/4 presets on real data (casp, cod-rna, ijcnn1, SUSY),
 skipping those whose dataset is neither cached, mirrored nor downloadable.
@@ -107,6 +108,35 @@ def save(fig, title: str, path: Path) -> Path:
     return path
 
 
+def draw_raker(name: str, runs, swept, out: Path) -> Path:
+    """raker_shen2018 Figures 1–2: MSE(t), the normalised CPU time (learner seconds over the slowest's)
+    and, when the runs were scored against a comparator, the (dynamic) regret against t."""
+    scored = [(d, p) for d, p in runs if p.comparator is not None]
+    fig, axes = plt.subplots(1, 3 if scored else 2, figsize=(16 if scored else 11, 4))
+    seconds = {}
+    for run_dir, plan in runs:
+        df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "cum_loss"]).sort_values("t")
+        df = df[df.t >= min(100, len(df))]  # the first rounds' MSE would set the scale
+        text = label(plan, swept)
+        axes[0].plot(df.t, df.cum_loss / df.t, label=text)
+        seconds[text] = read_manifest(run_dir)["learner_s"]
+    axes[0].set(xlabel="t", ylabel="MSE(t) = (1/t) Σ (y − ŷ)²", yscale="log")
+    axes[0].legend(fontsize=7)
+    for ax in axes[:: len(axes) - 1]:
+        ax.locator_params(axis="x", nbins=5)
+    slowest = max(seconds.values())
+    axes[1].barh(list(seconds), [v / slowest for v in seconds.values()])
+    axes[1].set(xlabel=f"normalised CPU time (1 = {slowest:.2f} s)", xscale="log")
+    axes[1].tick_params(axis="y", labelsize=7)
+    if scored:
+        for run_dir, plan in scored:
+            df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "regret"]).sort_values("t")
+            axes[2].plot(df.t, df.regret, label=label(plan, swept))
+        axes[2].set(xlabel="t", ylabel=f"regret against {scored[0][1].comparator.name}")
+    dataset = runs[0][1].dataset
+    return save(fig, f"{name}: {dataset.name}, {dataset.n:,} rounds", out / f"{name}.png")
+
+
 def replays(runs, swept: list[str], reference: Path) -> list[tuple[Path, object, list[str]]]:
     """(run dir, plan, overrides) replaying each learner of ``runs`` on the sequence ``reference`` recorded."""
     plan0 = runs[0][1]
@@ -199,6 +229,8 @@ def main() -> None:
             continue
         if name == "pkawv_fig3_adversary":
             print(f"{name}: {replay_and_draw(name, present, swept, args.out, not args.no_run)}")
+        elif name.startswith("raker_fig1"):
+            print(f"{name}: {draw_raker(name, present, swept, args.out)}")
         else:
             print(f"{name}: {draw(name, present, swept, args.out)}")
 

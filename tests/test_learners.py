@@ -32,6 +32,8 @@ SETTINGS = {  # small, fast settings for each registered learner
     "raker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1),
     "rbf_ogd": dict(sigma=0.8, eta=0.3, lam=0.01, budget=50),
     "omkl": dict(sigma2=(0.3, 1.0, 4.0), budget=40),
+    "adaraker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1, eta0=2.0),
+    "adamkl": dict(sigma2=(0.3, 1.0), eta0=2.0, budget=30),
     "ewa": dict(
         experts=[dict(name="fogd", D=16, sigma=0.8, eta=0.2, seed=1), dict(name="pkawv_taylor", M=2, sigma=0.8)],
         eta=0.5,

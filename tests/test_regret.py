@@ -192,3 +192,18 @@ def test_okl_run_with_a_comparator_on_a_complete_run_only_scores_it(okl_run, res
     code, out, _ = okl_run("learner=fogd", "n=150", "progress=false", "comparator=krr")
     again, _ = read_run(results_root, "fogd", "synthetic")
     assert code == 0 and "(krr)" in out and again["regret"] == manifest["regret"]  # not recomputed
+
+
+def test_dynamic_regret_against_the_streams_segments(okl_run, results_root, capsys):
+    """comparator=krr_segments takes its segments from the dataset (3 of 100 rounds in a 300-round
+    stream, of which the run plays 200), and okl-regret finds the same comparator in the cache."""
+    overrides = ["dataset.length=300", "dataset.changes=2", "comparator=krr_segments", "sigma=0.7", "lam=0.3"]
+    assert okl_run("learner=raker", "n=200", "progress=false", *overrides)[0] == 0
+    manifest, rounds = read_run(results_root, "raker", "synthetic")
+    X, y = next(DATASETS.get("synthetic")(length=300, changes=2, seed=0).chunks())
+    krr = COMPARATORS.get("krr")(sigma=0.7, lam=0.3)
+    ell = np.concatenate([krr.losses(X[a : a + 100], y[a : a + 100])[0] for a in (0, 100)])
+    expected = np.cumsum((rounds["y_hat"] - y[:200]) ** 2) - np.cumsum(ell)
+    np.testing.assert_allclose(rounds["regret"], expected, rtol=1e-9, atol=1e-9)
+    regret_main([str(next(results_root.glob("learner=raker/*/*/run=*"))), "--comparator", "krr_segments"])
+    assert "cached" in capsys.readouterr().out

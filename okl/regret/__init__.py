@@ -2,7 +2,8 @@
 
     regret_t = Σ_{s<=t} (ŷ_s − y_s)² − Σ_{s<=t} (f(x_s) − y_s)²,
 
-with f chosen by ``comparator=`` (one module each: ``krr``, ``nystrom_krr``, ``oracle_prefix``).
+with f chosen by ``comparator=`` (one module each: ``krr``, ``nystrom_krr``, ``oracle_prefix``, and
+``krr_segments``, a time-varying f for the dynamic regret of raker_shen2018 eq. (26)).
 Comparators are computed once per stream and cached (:mod:`okl.regret.score`); ``okl-regret``
 scores runs after the fact."""
 

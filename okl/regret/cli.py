@@ -3,6 +3,7 @@
     okl-regret results/learner=kernel_awv/dataset=adversary/seed=0/run=*      # oracle_prefix, the run's σ and λ
     okl-regret RUN_DIR --comparator krr --lam 0.1
     okl-regret RUN_DIR --comparator nystrom_krr --m 2000
+    okl-regret RUN_DIR --comparator krr_segments        # dynamic regret; segments from the run's dataset.changes
 
 σ and λ default to the run's top-level ``sigma`` and ``lam``; the comparator is cached per stream
 under the results root, so scoring every learner run on one stream computes it once.
@@ -22,10 +23,11 @@ def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()  # before any numerical import
     parser = argparse.ArgumentParser(prog=PROG, description="Fill the regret column of finished runs.")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (holding run.json)")
-    parser.add_argument("--comparator", default="oracle_prefix", help="krr, nystrom_krr or oracle_prefix")
+    parser.add_argument("--comparator", default="oracle_prefix", help="krr, nystrom_krr, oracle_prefix or krr_segments")
     parser.add_argument("--sigma", type=float, help="Gaussian bandwidth (default: the run's sigma)")
     parser.add_argument("--lam", type=float, help="ridge λ (default: the run's lam)")
     parser.add_argument("--m", type=int, help="nystrom_krr: number of centres")
+    parser.add_argument("--changes", type=int, help="krr_segments: changes of the target (default: the run's)")
     args = parser.parse_args(argv)
 
     from okl.errors import OklError
@@ -43,6 +45,10 @@ def main(argv: list[str] | None = None) -> None:
             }
             if args.m is not None:
                 params["m"] = args.m
+            if cls.name == "krr_segments":
+                dataset = config.get("dataset", {})
+                params["changes"] = args.changes if args.changes is not None else dataset.get("changes", 0)
+                params["length"] = dataset.get("length")
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
             print(f"{run}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds ({cls.name}, {source})")

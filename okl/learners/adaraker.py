@@ -1,0 +1,109 @@
+"""AdaRaker: Raker instances on dyadic intervals (raker_shen2018 §3.1, Algorithm 2, eqs. (22)–(25)).
+
+The interval ensemble of :mod:`okl.learners.intervals` with Raker (:mod:`okl.learners.raker`,
+Algorithm 1) as the instance A_I: rate η^(I) = min{η, η₀/√|I|} in both of its updates (14) and (16),
+started from θ = 0 and equal kernel weights, with Raker's features (kernel p draws its D orthogonal
+features with seed ``seed·P + p``). Choice: every instance of a kernel uses those same features (the
+paper does not say whether A_I redraws them), so starting an instance costs nothing.
+
+The instances run in one compiled loop over arrays θ (level × kernel × 2D) and the kernel weights,
+O(log t · P · D) per round and in memory; ``play_instances`` gives the same predictions as
+Raker objects restarted at the intervals' starts (tested).
+
+Measured (tests' stream: d = 4, 8,000 rounds, 3 abrupt changes, y in [0, 1]): MSE 0.013, against
+0.0054 for Raker at §4's η = 0.5 and 0.015 for Raker at η = 1/√T. After the changes AdaRaker recovers
+faster than the latter (tested), but not than Raker at η = 0.5, which already tracks: Figure 1's
+ranking (AdaRaker lowest) does not reproduce here. Its steady-state loss is about twice Raker's,
+because recently started instances vote with the weight η^(I) of (23) before they have learnt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from okl.features.random_fourier import RandomFourierFeatures
+from okl.learners.base import register
+from okl.learners.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
+from okl.learners.raker import Raker, RakerParams
+
+
+@dataclass(frozen=True)
+class AdaRakerParams(AdaptiveParams, RakerParams):
+    """sigma2, D, lam, seed as Raker; eta: the cap of η^(I) (the paper's 1/2); eta0: η₀."""
+
+
+@register("adaraker")
+class AdaRaker(IntervalEnsemble):
+    """Raker on the dyadic intervals, weighted by eq. (23)."""
+
+    Params = AdaRakerParams
+    Instance = Raker
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        p, P = self.params, len(self.params.sigma2)
+        self.features = [
+            RandomFourierFeatures(d, p.D, math.sqrt(s2), p.seed * P + i, orthogonal=True)
+            for i, s2 in enumerate(p.sigma2)
+        ]
+        self.theta = np.zeros((LEVELS, P, 2 * p.D))  # θ_p of each level's instance
+        self.log_w = np.zeros((LEVELS, P))  # its kernel weights, eq. (14)
+        empty = np.zeros((0, LEVELS))  # compile (or load) the kernel now, not inside timed rounds:
+        _play(np.zeros((0, P, 2 * p.D)), np.zeros(0), 0, self.theta, self.log_w, self.eta, p.lam, empty)
+
+    def _embed(self, X: np.ndarray) -> np.ndarray:
+        """z_p(x) for every row and kernel: B × P × 2D."""
+        return np.stack([f.transform(X) for f in self.features], axis=1)
+
+    def play_instances(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        F = np.full((len(y), LEVELS), np.nan)
+        _play(self._embed(X), y, self.t, self.theta, self.log_w, self.eta, self.params.lam, F)
+        return F
+
+    def query_instances(self, X: np.ndarray, levels: list[int]) -> np.ndarray:
+        f_p = np.einsum("bpi,jpi->bjp", self._embed(X), self.theta[levels])
+        w = np.exp(self.log_w[levels] - self.log_w[levels].max(axis=1, keepdims=True))
+        return np.einsum("bjp,jp->bj", f_p, w / w.sum(axis=1, keepdims=True))
+
+    @property
+    def model_size(self) -> int:
+        return (max(self.t, 1).bit_length() - 1) * self.theta.shape[1] * self.theta.shape[2]
+
+
+@numba.njit(cache=True, fastmath=True)
+def _play(Z, y, t0, theta, log_w, eta, lam, F):
+    """Rounds t0 + 1, ...: each level j >= 1 with 2^j <= t restarts when 2^j divides t, predicts
+    f^(I) = Σ_p w̄_p θ_pᵀz_p (eq. (13)) into F, then updates (14) and (16) with η^(I)."""
+    P, dim = theta.shape[1], theta.shape[2]
+    f_p = np.empty(P)
+    for b in range(Z.shape[0]):
+        t = t0 + b + 1
+        j = 1
+        while (1 << j) <= t:
+            if t % (1 << j) == 0:
+                theta[j] = 0.0
+                log_w[j] = 0.0
+            top = log_w[j].max()
+            num, den = 0.0, 0.0
+            for p in range(P):
+                s = 0.0
+                th, z = theta[j, p], Z[b, p]
+                for i in range(dim):
+                    s += th[i] * z[i]
+                f_p[p] = s
+                w = math.exp(log_w[j, p] - top)
+                num += w * s
+                den += w
+            F[b, j] = num / den
+            keep = 1.0 - eta[j] * lam
+            for p in range(P):
+                g = f_p[p] - y[b]
+                log_w[j, p] -= eta[j] * 0.5 * g * g
+                th, z, step = theta[j, p], Z[b, p], eta[j] * g
+                for i in range(dim):
+                    th[i] = keep * th[i] - step * z[i]
+            j += 1
