@@ -27,15 +27,17 @@ run: install  ## run the default experiment (pkawv_taylor on the built-in synthe
 test: install  ## run the test suite
 	$(PY) -m pytest -q
 
-bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times; adversary, comparators; raker, adaraker)
+bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times; adversary, comparators; raker, adaraker; polk)
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_data.py
 	$(PY) scripts/bench_kons.py
 	$(PY) scripts/bench_adversary.py
 	$(PY) scripts/bench_raker.py
+	$(PY) scripts/bench_polk.py
 
 figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
 	$(PY) scripts/figures.py
+	$(PY) scripts/polk_multidist.py
 
 figures-real: install  ## PKAWV Figures 2/4 on the real datasets that are available (OKL_DATA_MIRROR or okl-data fetch)
 	$(PY) scripts/figures.py --real

@@ -36,7 +36,8 @@ class RunConfig:
     M: Taylor degree; sigma: Gaussian bandwidth σ; lam: regularisation λ; seed: random seed of the
     stream and the learner; n: maximal number of rounds (None: the whole stream); timeout_s: wall
     clock budget of the learner (None: none); block: rounds per learner call (1: the per-round
-    loop); progress: show a progress bar (single runs only).
+    loop); progress: show a progress bar (single runs only); checkpoints: evenly spaced rounds at
+    which a dataset's held-out set is scored (``test.parquet``; 0: never).
     """
 
     dataset: Any = None
@@ -51,6 +52,7 @@ class RunConfig:
     timeout_s: float | None = None
     block: int = 256
     progress: bool = True
+    checkpoints: int = 20
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 0)
@@ -62,6 +64,7 @@ class RunConfig:
         if self.timeout_s is not None:
             positive("timeout_s", self.timeout_s)
         integer_at_least("block", self.block, 1)
+        integer_at_least("checkpoints", self.checkpoints, 0)
 
 
 ConfigStore.instance().store(name="okl_schema", node=RunConfig)
@@ -116,6 +119,7 @@ def plan(cfg: DictConfig) -> Plan:
             f"rounds online against the learner: pick an online learner, or replay the sequence (dataset=replay)"
         )
     learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
+    learner.check_task(dataset.task)
     comparator = _comparator(nodes["comparator"], dataset)
     sink_name = nodes["sink"].pop("name")
     sink = SINKS.params(sink_name, nodes["sink"])

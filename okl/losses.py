@@ -110,3 +110,33 @@ def training_value(loss: str, y_hat: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -margin)
     gap = np.maximum(0.0, 1.0 - margin)
     return gap if loss == "hinge" else gap * gap
+
+
+# Multi-class training losses of C class functions f = (f_1..f_C) at a labelled point (x, y),
+# y ∈ {0..C−1} (polk_koppel2019 §5.1, without their regulariser):
+#   multi_hinge      ℓ = max(0, 1 + f_r(x) − f_y(x)),  r = argmax_{c≠y} f_c(x)    (26)
+#   multi_logistic   ℓ = log Σ_c exp(f_c(x)) − f_y(x)                              (28)
+MULTICLASS = ("multi_hinge", "multi_logistic")
+
+
+def multiclass_loss(loss: str, A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ℓ, ∂ℓ/∂f) for activations A (B×C, A[i, c] = f_c(x_i)) and labels y (B): values (B) and
+    gradients (B×C). The hinge's subgradient is +1 at r and −1 at y when the margin is violated
+    (r the first maximiser among c ≠ y); the logistic's is softmax(A) − e_y."""
+    rows, labels = np.arange(len(y)), y.astype(np.int64)
+    G = np.zeros_like(A)
+    if loss == "multi_logistic":
+        top = A.max(axis=1, keepdims=True)
+        E = np.exp(A - top)
+        total = E.sum(axis=1)
+        G = E / total[:, None]
+        G[rows, labels] -= 1.0
+        return np.log(total) + top[:, 0] - A[rows, labels], G
+    others = A.copy()
+    others[rows, labels] = -np.inf
+    r = np.argmax(others, axis=1) if A.shape[1] > 1 else labels
+    gap = 1.0 + others[rows, r] - A[rows, labels] if A.shape[1] > 1 else np.zeros(len(y))
+    violated = gap > 0
+    G[rows[violated], r[violated]] += 1.0
+    G[rows[violated], labels[violated]] -= 1.0
+    return np.maximum(gap, 0.0), G

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,6 +47,8 @@ from okl.registry import identity
 from okl.regret.score import matches, score_run
 from okl.sink import ROUNDS, ParquetSink, read_manifest
 from okl.system import git_state, peak_rss, tune_allocator, versions
+
+TEST_ROWS = 4096  # held-out rows scored per query
 
 
 @dataclass
@@ -127,7 +129,7 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
             "started_at": _now(),
         }
     )
-    state = _Progress()
+    state = _Progress(checkpoints=_checkpoints(plan))
     status, error = "complete", None
     wall = time.perf_counter()
     bar = tqdm(total=plan.rounds, unit="round", unit_scale=True, disable=not progress, file=sys.stderr)
@@ -181,6 +183,10 @@ class _Progress:
     cum_loss: float = 0.0
     learner_ns: int = 0
     environment_ns: int = 0  # time an adaptive environment took to choose its rounds
+    checkpoints: list[int] = field(default_factory=list)  # rounds after which the held-out set is scored
+
+    def next_checkpoint(self) -> int | None:
+        return next((c for c in self.checkpoints if c > self.t), None)
 
     @property
     def average(self) -> float | None:
@@ -212,6 +218,9 @@ def _blocks(plan: Plan, state: _Progress) -> Iterator[tuple[np.ndarray, np.ndarr
         start = 0
         while start < len(y):
             size = block if block == 1 else learner.next_block(state.t, block)
+            checkpoint = state.next_checkpoint()
+            if checkpoint is not None:  # end the block there
+                size = min(size, checkpoint - state.t)
             yield X[start : start + size], y[start : start + size]
             start += size
 
@@ -259,10 +268,32 @@ def _play(plan: Plan, loss_fn, sink: ParquetSink, state: _Progress, bar: tqdm) -
                 f"{learner.name} predicted {y_hat[keep]:.3g} at round {state.t + 1:,}, a non-finite "
                 f"loss: check its step size or regularisation (learner.*)"
             )
+        if state.t in state.checkpoints:
+            _score_test(plan, loss_fn, sink, state.t)
         bar.update(m)
         bar.set_postfix(avg_loss=f"{state.average:.4g}", refresh=False)
         if timeout_ns is not None and state.learner_ns > timeout_ns:
             raise _Timeout
+
+
+def _checkpoints(plan: Plan) -> list[int]:
+    """``checkpoints`` evenly spaced rounds (the last one included) when the dataset holds out a test set."""
+    k = plan.run.checkpoints
+    if k == 0 or plan.dataset.adaptive or plan.dataset.test_set() is None:
+        return []
+    return sorted({max(1, round(plan.rounds * (i + 1) / k)) for i in range(k)})
+
+
+def _score_test(plan: Plan, loss_fn, sink: ParquetSink, t: int) -> None:
+    """The learner's average evaluation loss on the held-out set after round t (pure queries)."""
+    t0 = time.perf_counter()
+    X, y = plan.dataset.test_set()
+    losses = [
+        loss_fn(y[a : a + TEST_ROWS], plan.learner.predict_many(X[a : a + TEST_ROWS]))
+        for a in range(0, len(y), TEST_ROWS)
+    ]
+    loss = float(np.concatenate(losses).mean())
+    sink.checkpoint(t=t, test_loss=loss, model_size=plan.learner.model_size, seconds=time.perf_counter() - t0)
 
 
 def _effective_dimension(plan: Plan, n: int) -> dict:

@@ -5,6 +5,7 @@ Layout (hive-style keys, ``run`` = content hash of the run's identity)::
     <root>/learner=<key>/dataset=<key>/seed=<s>/run=<hash>/
         rounds/part-00000.parquet   rounds 1 .. part_rows
         rounds/part-00001.parquet   ...
+        test.parquet                held-out scores at checkpoints (datasets with a test set)
         run.json                    resolved config, versions, status, rounds done, timings, peak RSS
 
 ``rounds/`` is a Parquet dataset: ``pandas.read_parquet(run_dir / "rounds")`` reads one run,
@@ -13,7 +14,9 @@ Layout (hive-style keys, ``run`` = content hash of the run's identity)::
 Columns: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns`` (learner
 time, cumulative), the learner's diagnostics (``model_size``, ...), the inputs ``x_0 .. x_{d-1}``
 for adaptive environments (so that the sequence can be replayed), and ``regret`` (null unless a
-comparator scored the run: :mod:`okl.regret.score`).
+comparator scored the run: :mod:`okl.regret.score`). ``test.parquet``: ``t``, ``test_loss`` (the
+task's evaluation loss averaged over the held-out set: 0-1 error for classification), ``model_size``
+and ``seconds`` (scoring time), rewritten after every checkpoint.
 
 Nothing finished is lost: rows are buffered in memory and written as closed parts of ``part_rows``
 rows (each written to a temporary name and renamed), the manifest is rewritten after every part, so
@@ -40,6 +43,7 @@ from okl.validation import integer_at_least
 SINKS = Registry("sink")
 MANIFEST = "run.json"
 ROUNDS = "rounds"
+TEST = "test.parquet"
 PART_GLOB = f"{ROUNDS}/part-*.parquet"
 
 
@@ -85,10 +89,17 @@ class ParquetSink:
     def start(self, manifest: dict[str, Any]) -> None:
         """Create (or clear) the run directory and write the initial manifest."""
         (self.run_dir / ROUNDS).mkdir(parents=True, exist_ok=True)
-        for stale in self.run_dir.glob(PART_GLOB):
-            stale.unlink()
+        for stale in [*self.run_dir.glob(PART_GLOB), self.run_dir / TEST]:
+            stale.unlink(missing_ok=True)
         self.manifest = {**manifest, "status": "running", "rounds": 0, "parts": []}
         self._write_manifest()
+        self.checkpoints: list[dict[str, float]] = []
+
+    def checkpoint(self, **row: float) -> None:
+        """Add a held-out score (t, test_loss, model_size, seconds) and rewrite ``test.parquet``."""
+        self.checkpoints.append(row)
+        table = pa.table({k: [r[k] for r in self.checkpoints] for k in row})
+        write_part(self.run_dir / TEST, table)
 
     def append(self, columns: dict[str, np.ndarray]) -> None:
         """Add rows (all columns of equal length); closes parts as they fill."""

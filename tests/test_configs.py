@@ -19,9 +19,13 @@ def test_yaml_files_and_registry_keys_match(group, registry):
     assert sorted(p.stem for p in (CONF / group).glob("*.yaml")) == registry.names()
 
 
+MULTICLASS_DEFAULTS = {"fsgd", "polk", "bsgd"}  # their shipped configs are POLK §5's multi-class tasks
+
+
 @pytest.mark.parametrize("name", LEARNERS.names())
 def test_every_learner_yaml_instantiates(composed, name):
-    plan = config.plan(composed(f"learner={name}", "n=100"))
+    dataset = "multidist" if name in MULTICLASS_DEFAULTS else "synthetic"
+    plan = config.plan(composed(f"learner={name}", f"dataset={dataset}", "n=100"))
     assert type(plan.learner) is LEARNERS.get(name)
     assert plan.learner.name == name == plan.config["learner"]["name"]
 
@@ -35,7 +39,8 @@ def test_every_dataset_yaml_instantiates(composed, name, mirror, session_data):
         with pytest.raises(ConfigError, match="dataset.run"):
             config.plan(composed("dataset=replay", "learner=fogd"))
         return
-    plan = config.plan(composed(f"dataset={name}", "learner=fogd", "learner.D=10", "n=100", *extra))
+    learner = ["learner=polk"] if name == "multidist" else ["learner=fogd", "learner.D=10"]
+    plan = config.plan(composed(f"dataset={name}", *learner, "n=100", *extra))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
 
 

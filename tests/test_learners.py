@@ -34,6 +34,9 @@ SETTINGS = {  # small, fast settings for each registered learner
     "omkl": dict(sigma2=(0.3, 1.0, 4.0), budget=40),
     "adaraker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1, eta0=2.0),
     "adamkl": dict(sigma2=(0.3, 1.0), eta0=2.0, budget=30),
+    "fsgd": dict(sigma=0.8, eta=0.3, loss="square", batch=4),
+    "polk": dict(sigma=0.8, eta=0.3, loss="square", batch=4, K=0.05),
+    "bsgd": dict(sigma=0.8, eta=0.3, loss="hinge", budget=20),
     "ewa": dict(
         experts=[dict(name="fogd", D=16, sigma=0.8, eta=0.2, seed=1), dict(name="pkawv_taylor", M=2, sigma=0.8)],
         eta=0.5,

@@ -56,6 +56,10 @@ class Dataset(ABC):
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Consecutive chunks (X, y) of the stream: X float64 C-ordered (m×d), y float64 (m)."""
 
+    def test_set(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A held-out (X, y) the runner scores the learner on at checkpoints, or None."""
+        return None
+
     def head(self, n: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The chunks of the first n rounds (the last one cut short)."""
         seen = 0

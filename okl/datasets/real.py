@@ -17,6 +17,8 @@ Keys (``null`` takes the value of the preset, then of the dataset's catalog entr
 - ``positive``: raw labels mapped to +1, every other label to −1 (binary sets; on MNIST it makes a
   one-vs-rest binary task, ``[]`` keeps the 10 classes); ``target``: the target column, where the
   dataset offers a choice (parkinson, airquality).
+- ``test_parts``: parts held out as a test set (``[test]``), scored at the run's checkpoints
+  (:meth:`FileDataset.test_set`), scaled with the stream's statistics.
 - ``seed``: the shuffle's seed. ``download``, ``mirror``, ``data_dir``: where files come from; they do
   not change the rounds, so they are not part of the run's identity.
 """
@@ -56,6 +58,7 @@ class FileParams:
     y_scale: str | None = None
     positive: list[float] | None = None
     target: str | None = None
+    test_parts: list[str] | None = None
     seed: int = 0
     download: bool = field(default=True, metadata=LOCAL)
     mirror: str | None = field(default=None, metadata=LOCAL)
@@ -71,8 +74,10 @@ class FileParams:
             integer_at_least("length", self.length, 1)
         if self.shuffle is not None and not isinstance(self.shuffle, bool):
             raise ConfigError(f"shuffle must be true or false (got {self.shuffle!r})")
-        if self.parts is not None and (not self.parts or not all(isinstance(p, str) for p in self.parts)):
-            raise ConfigError(f"parts must be a non-empty list of part names (got {self.parts!r})")
+        for key in ("parts", "test_parts"):
+            value = getattr(self, key)
+            if value is not None and (not value or not all(isinstance(p, str) for p in value)):
+                raise ConfigError(f"{key} must be a non-empty list of part names (got {value!r})")
         integer_at_least("seed", self.seed, 0)
 
 
@@ -148,6 +153,18 @@ class FileDataset(Dataset):
     @property
     def provenance(self) -> list[dict]:
         return [{"part": part.meta["part"], **f} for part in self.parts for f in part.meta["files"]]
+
+    def test_set(self) -> tuple[np.ndarray, np.ndarray] | None:
+        p = self.params
+        if not p.test_parts:
+            return None
+        if not hasattr(self, "_test"):
+            held = dataclasses.replace(p, parts=p.test_parts, test_parts=None, skip=0, length=None, shuffle=False)
+            other = type(self)(**{f.name: getattr(held, f.name) for f in dataclasses.fields(held)})
+            other._x_stats, other._y_stats = self._x_stats, self._y_stats  # the stream's scaling
+            X, y = zip(*other.chunks(), strict=True)
+            self._test = np.concatenate(X), np.concatenate(y)
+        return self._test
 
     def _rows(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw rows at stream positions ``idx`` (indices into the concatenated parts), as float64."""

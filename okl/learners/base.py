@@ -59,6 +59,9 @@ class Learner(ABC):
     def learn_one(self, x: np.ndarray, y: float) -> None:
         """Reveal the label y_t of x_t."""
 
+    def check_task(self, task: str) -> None:  # noqa: B027 (optional hook)
+        """Raise ConfigError when the parameters do not fit the dataset's task (which ``tasks`` allows)."""
+
     def step_size(self, eta: float | None) -> float:
         """A gradient learner's step: ``eta``, or 1/√n for the run's n rounds when it is None (the
         PKAWV and Raker papers' first-order baselines)."""

@@ -1,0 +1,183 @@
+"""Destructive kernel orthogonal matching pursuit with pre-fitting (polk_koppel2019 Algorithm 1) on an
+incrementally maintained kernel dictionary.
+
+A function f̃ = Σ_m w̃_m κ(d̃_m, ·) (w̃_m ∈ R^C for C class functions; ||f||²_H = Σ_c ||f_c||²) is
+approximated on a subset S of its dictionary D̃ by its orthogonal projection, whose coefficients
+u = K_SS⁻¹ K_SD̃ w̃ are eq. (20). Algorithm 1 starts from S = D̃ (u = w̃, error 0) and removes, while
+the error stays within ε, the element whose removal raises the error least:
+
+    γ_j² = ||f̃ − P_{S∖j} f̃||² = ||f̃ − P_S f̃||² + ||u_j||² / (K_SS⁻¹)_jj,
+
+(the Schur complement of K_SS at j), then downdates u ← u_{−j} − (K_SS⁻¹)_{−j,j} u_j / (K_SS⁻¹)_jj and
+K_SS⁻¹ ← (K_SS⁻¹)_{−j,−j} − (K_SS⁻¹)_{−j,j}(K_SS⁻¹)_{j,−j} / (K_SS⁻¹)_jj: O(|S|²) per removal and O(|S|C)
+to score all j, never a refactorisation. :class:`KernelDictionary` keeps K_DD and K_DD⁻¹ across rounds:
+appending a point borders the inverse in O(M²); the inverse is recomputed from K_DD (Cholesky) once
+every M rank updates, O(M²) amortised, against drift. One compiled loop does a mini-batch's appends
+and removals in place.
+
+Choice: a new point whose residual variance r = κ(x, x) − k_xᵀK_DD⁻¹k_x is below ``tol``·κ(x, x) is
+numerically in the span of D: it is not appended; its coefficient w is projected onto D (w K_DD⁻¹k_x
+added to the coefficients) and the error ||w||² r counted against ε, when the budget allows it. This
+keeps K_DD well conditioned: measured on multidist with K = 10⁻⁴ (ε = 0.0015), ``tol`` = 10⁻¹⁰ let
+cond(K_DD) reach 10¹¹–10¹⁶ and POLK diverge (risk up to 10⁸) on 3 seeds of 3; with 10⁻⁶ it stays
+below 10⁸ and the runs match those with exact deletions. Tests recompute ||f − f̃||_H from kernel
+matrices.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from okl.kernels import Kernel
+
+TOL = 1e-6  # residual variance, relative to κ(x, x), below which a point is in the span
+
+
+class KernelDictionary:
+    """Points D (M×d), K_DD and K_DD⁻¹ (Gaussian kernel), kept in step in arrays of growing capacity:
+    appending borders them, removing element j moves the last element into slot j (the order of a
+    dictionary does not change the function), both in place."""
+
+    def __init__(self, d: int, kernel: Kernel) -> None:
+        if kernel.kind != "gaussian":
+            raise ValueError("KernelDictionary keeps Gaussian kernels")
+        self.kernel = kernel
+        self.size = 0
+        self._X = np.zeros((16, d))
+        self._K = np.zeros((16, 16))
+        self._K_inv = np.zeros((16, 16))
+        self._updates = 0  # rank updates since K_inv was last recomputed
+
+    @property
+    def X(self) -> np.ndarray:  # noqa: N802 (the paper's names)
+        return self._X[: self.size]
+
+    @property
+    def K(self) -> np.ndarray:  # noqa: N802 (the paper's names)
+        return self._K[: self.size, : self.size]
+
+    @property
+    def K_inv(self) -> np.ndarray:  # noqa: N802 (the paper's names)
+        return self._K_inv[: self.size, : self.size]
+
+    def reserve(self, extra: int) -> None:
+        """Capacity for ``extra`` more points."""
+        n = len(self._X)
+        if self.size + extra <= n:
+            return
+        n = max(2 * n, self.size + extra)
+        X, K, K_inv = np.zeros((n, self._X.shape[1])), np.zeros((n, n)), np.zeros((n, n))
+        M = self.size
+        X[:M], K[:M, :M], K_inv[:M, :M] = self.X, self.K, self.K_inv
+        self._X, self._K, self._K_inv = X, K, K_inv
+
+    def counted(self, updates: int) -> None:
+        """``updates`` rank updates were made: recompute K_DD⁻¹ from K_DD once they exceed M."""
+        self._updates += updates
+        if self._updates > max(self.size, 8):
+            self._K_inv[: self.size, : self.size] = cho_solve(cho_factor(self.K, lower=True), np.eye(self.size))
+            self._updates = 0
+
+
+def komp(dictionary: KernelDictionary, W: np.ndarray, X_new: np.ndarray, W_new: np.ndarray, eps: float) -> np.ndarray:
+    """Algorithm 1 on f̃ = Σ_m W[m] κ(D_m, ·) + Σ_i W_new[i] κ(X_new[i], ·) (dictionary D̃ = [D, X_new]):
+    leaves the pruned dictionary in ``dictionary`` and returns its coefficients (eq. (20)), with
+    ||f − f̃||_H <= ε. ``W`` (M×C) and ``W_new`` (b×C) are the coefficients of f̃."""
+    dictionary.reserve(len(X_new))
+    M, C = dictionary.size, W.shape[1]
+    U = np.zeros((M + len(X_new), C))
+    U[:M] = W
+    d = dictionary
+    size, updates = _komp(
+        d._X, d._K, d._K_inv, M, U, np.ascontiguousarray(X_new), np.ascontiguousarray(W_new), eps, d.kernel.sigma, TOL
+    )
+    dictionary.size = size
+    dictionary.counted(updates)
+    return U[:size].copy()
+
+
+@numba.njit(cache=True)
+def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
+    """The work of :func:`komp` in place on the capacity arrays; returns (dictionary size, rank updates)."""
+    C, d = U.shape[1], X.shape[1]
+    updates, err2 = 0, 0.0
+    k = np.empty(X.shape[0])
+    a = np.empty(X.shape[0])
+    for i in range(X_new.shape[0]):
+        x = X_new[i]
+        for m in range(M):  # k = κ(D, x)
+            s = 0.0
+            for q in range(d):
+                diff = X[m, q] - x[q]
+                s += diff * diff
+            k[m] = math.exp(-s / (2.0 * sigma * sigma))
+        r = 1.0
+        for m in range(M):  # a = K_DD⁻¹ k, r = κ(x, x) − kᵀa
+            s = 0.0
+            for n in range(M):
+                s += K_inv[m, n] * k[n]
+            a[m] = s
+            r -= k[m] * s
+        w2 = 0.0
+        for c in range(C):
+            w2 += W_new[i, c] * W_new[i, c]
+        if r <= tol and err2 + r * w2 <= eps * eps:  # x is in the span of D: project its term
+            for m in range(M):
+                for c in range(C):
+                    U[m, c] += a[m] * W_new[i, c]
+            err2 += max(r, 0.0) * w2
+            continue
+        r = max(r, 1e-300)
+        for m in range(M):  # border K_DD⁻¹ and K_DD
+            for n in range(M):
+                K_inv[m, n] += a[m] * a[n] / r
+            K_inv[m, M] = -a[m] / r
+            K_inv[M, m] = -a[m] / r
+            K[m, M] = k[m]
+            K[M, m] = k[m]
+        K_inv[M, M] = 1.0 / r
+        K[M, M] = 1.0
+        X[M] = x
+        for c in range(C):
+            U[M, c] = W_new[i, c]
+        M += 1
+        updates += 1
+    while M > 0:  # γ_j² = err² + ||u_j||² / (K_SS⁻¹)_jj; remove the least while within ε
+        j, best = -1, np.inf
+        for m in range(M):
+            s = 0.0
+            for c in range(C):
+                s += U[m, c] * U[m, c]
+            g = err2 + s / K_inv[m, m]
+            if g < best:
+                j, best = m, g
+        if best > eps * eps:
+            break
+        alpha = K_inv[j, j]
+        col = K_inv[:M, j].copy()
+        for m in range(M):
+            f = col[m] / alpha
+            for c in range(C):
+                U[m, c] -= f * U[j, c] if m != j else 0.0
+            for n in range(M):
+                K_inv[m, n] -= f * col[n]
+        last = M - 1  # move the last element into slot j
+        for m in range(M):
+            K[j, m] = K[last, m]
+            K_inv[j, m] = K_inv[last, m]
+        for m in range(M):
+            K[m, j] = K[m, last]
+            K_inv[m, j] = K_inv[m, last]
+        K[j, j] = K[last, last]
+        K_inv[j, j] = K_inv[last, last]
+        X[j] = X[last]
+        for c in range(C):
+            U[j, c] = U[last, c]
+        M = last
+        err2 = best
+        updates += 1
+    return M, updates

@@ -1,0 +1,58 @@
+"""POLK: parsimonious online learning with kernels (polk_koppel2019 Algorithm 2).
+
+FSGD's mini-batch step (:mod:`okl.learners.fsgd`, eqs. (17)–(18)) followed by destructive KOMP
+(Algorithm 1, :func:`okl.dictionary.komp.komp`): f_{k+1} is the sparsest greedy approximation of f̃_{k+1}
+on a subset of D̃_{k+1} with ||f_{k+1} − f̃_{k+1}||_H <= ε_k, its coefficients the projection (20).
+Budget (Table 1): ε = K η^{3/2} with a constant step (finite model order), ε_k = K η_k² with the
+diminishing one (Table 1 writes ε_k = η_k²; K = 1 gives it). ε = 0 keeps every point: FSGD.
+
+The dictionary's K_DD and K_DD⁻¹ are kept incrementally (:class:`okl.dictionary.komp.KernelDictionary`),
+so a mini-batch costs O(b M² + b M d) plus O(M²) per pruned element, never O(M³) from scratch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from okl.dictionary.komp import KernelDictionary, komp
+from okl.learners.base import register
+from okl.learners.fsgd import FSGD, FSGDParams
+from okl.validation import non_negative
+
+
+@dataclass(frozen=True)
+class POLKParams(FSGDParams):
+    """sigma, eta, lam, loss, batch, diminishing as FSGD; K: the parsimony constant of ε."""
+
+    K: float = 0.04
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        non_negative("K", self.K)
+
+
+@register("polk")
+class POLK(FSGD):
+    """FSGD with KOMP pruning to the budget ε."""
+
+    Params = POLKParams
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        self.dictionary = KernelDictionary(d, self.kernel)
+        komp(KernelDictionary(d, self.kernel), np.zeros((0, 1)), np.zeros((0, d)), np.zeros((0, 1)), 1.0)  # compile now
+
+    @property
+    def eps(self) -> float:
+        """ε_k of the current mini-batch."""
+        return self.params.K * self.eta ** (2.0 if self.params.diminishing else 1.5)
+
+    def project(self, W: np.ndarray, X_new: np.ndarray, W_new: np.ndarray) -> None:
+        if self.eps == 0.0:
+            super().project(W, X_new, W_new)
+            return
+        self.W = komp(self.dictionary, W, X_new, W_new, self.eps)
+        self.X = self.dictionary.X
+        self.norm2 = float(np.einsum("mc,mn,nc->", self.W, self.dictionary.K, self.W))
