@@ -37,7 +37,7 @@ bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset par
 
 figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
 	$(PY) scripts/figures.py
-	$(PY) scripts/polk_multidist.py
+	$(PY) scripts/polk_figures.py
 
 figures-real: install  ## PKAWV Figures 2/4 on the real datasets that are available (OKL_DATA_MIRROR or okl-data fetch)
 	$(PY) scripts/figures.py --real

@@ -87,3 +87,18 @@ def test_raker_figure_preset_uses_the_papers_settings(composed, learner):
         assert p.eta is None and plan.learner.eta == pytest.approx(20000**-0.5) and p.sigma == 0.5
     else:  # §4: σ² ∈ {0.1, 1, 10}, η = 0.5, λ = 0.01
         assert (tuple(p.sigma2), p.eta, p.lam) == ((0.1, 1.0, 10.0), 0.5, 0.01)
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"),
+    [
+        ("polk_multidist_ksvm", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_hinge")),
+        ("polk_multidist_klr", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_logistic")),
+        ("bsgd_multidist", dict(eta=1.0, lam=1e-6, loss="multi_hinge", maintenance="merging")),
+    ],
+)
+def test_polk_presets_use_the_papers_multidist_settings(composed, preset, expected):
+    """polk_koppel2019 §5.3: σ̃² = 0.6 on multidist, with each learner's step, batch and λ."""
+    plan = config.plan(composed(f"experiment={preset}"))
+    assert plan.dataset.name == "multidist" and plan.learner.params.sigma**2 == pytest.approx(0.6)
+    assert {k: getattr(plan.learner.params, k) for k in expected} == expected

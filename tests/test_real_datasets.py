@@ -112,6 +112,15 @@ def test_polk_preset_scales_pixels_and_positive_makes_mnist_one_vs_rest(mirror):
     assert ds.task == "binary" and DATASETS.get("mnist")(parts=["test"]).task == "multiclass"
 
 
+def test_test_parts_hold_out_the_mnist_test_digits_with_the_streams_scaling(mirror):
+    ds = DATASETS.get("mnist")(test_parts=["test"], length=100)
+    X, y = ds.test_set()
+    held = DATASETS.get("mnist")(parts=["test"], shuffle=False)
+    np.testing.assert_array_equal(X, held.parts[0].x / 255.0)
+    assert X.shape == (10_000, 784) and y[:5].tolist() == [7, 2, 1, 0, 4] and ds.n == 100
+    assert DATASETS.get("mnist")().test_set() is None
+
+
 def test_standardize_and_constant_columns(no_data):
     rows = write_susy(no_data, n=200)
     X = rows[:, 1:].copy()
