@@ -159,10 +159,12 @@ def test_bsgd_keeps_its_budget_and_its_norm(maintenance):
 
 
 def test_bsgd_removal_drops_the_smallest_vector_and_merging_finds_the_best_h():
-    bsgd = LEARNERS.get("bsgd")(2, sigma=SIGMA, budget=3, maintenance="removal")
-    bsgd.X, bsgd.W = np.array([[0.0, 0], [1, 0], [0, 1], [1, 1]]), np.array([[1.0], [0.1], [-2.0], [0.5]])
+    bsgd = LEARNERS.get("bsgd")(2, sigma=SIGMA, budget=3, maintenance="removal", loss="hinge")
+    for x, alpha in zip([[0.0, 0], [1, 0], [0, 1], [1, 1]], [1.0, 0.1, -2.0, 0.5], strict=True):
+        bsgd._insert(np.array(x), np.array([alpha]))
     bsgd._maintain()
-    np.testing.assert_array_equal(bsgd.X, [[0.0, 0], [0, 1], [1, 1]])
+    assert sorted(map(tuple, bsgd.X)) == [(0.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+    assert sorted(bsgd.W[:, 0]) == [-2.0, 0.5, 1.0]
     from okl.learners.bsgd import _best_merge
 
     k, wm, wn, cross = np.array([0.3, 0.8]), 1.0, np.array([2.0, 0.5]), np.array([1.2, 0.6])

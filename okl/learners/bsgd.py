@@ -11,7 +11,7 @@ then, when more than B vectors are kept, budget maintenance (``maintenance``):
 - ``removal``: drop the vector with the smallest ||α_j||;
 - ``merging``: m = argmin_j ||α_j||; for every other n, the Gaussian-kernel merge z = h s_m + (1 − h) s_n
   with α_z = α_m κ(s_m, z) + α_n κ(s_n, z) = α_m k_mn^{(1−h)²} + α_n k_mn^{h²} (the projection of
-  α_m φ(s_m) + α_n φ(s_n) on φ(z)) and h ∈ [0, 1] maximising ||α_z||² (golden-section search, 30 steps),
+  α_m φ(s_m) + α_n φ(s_n) on φ(z)) and h ∈ [0, 1] maximising ||α_z||² (golden-section search, 30 steps, compiled),
   whose weight degradation is ||α_m||² + ||α_n||² + 2 k_mn α_m·α_n − ||α_z||²; the n of least
   degradation is merged with m.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from okl.learners.base import register
@@ -69,6 +70,11 @@ class BSGD(KernelExpansion):
         super().__init__(d, horizon=horizon, **params)
         self.norm2 = 0.0
         self.t = 0
+        self.size = 0  # X and W are views of the first rows of buffers that hold B + 1 vectors
+        self._X = np.zeros((self.params.budget + 1, d))
+        self._W = np.zeros((self.params.budget + 1, self.W.shape[1]))
+        if self.params.maintenance == "merging":  # compile (or load) the search now, not inside timed rounds
+            _best_merge(np.ones(1), 1.0, np.ones(1), np.zeros(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out, risk = np.empty(len(y)), np.empty(len(y))
@@ -78,6 +84,29 @@ class BSGD(KernelExpansion):
             size[i] = len(self.X)
         self.recorded = {"model_size": size, "risk": risk}
         return out
+
+    def _views(self) -> None:
+        self.X, self.W = self._X[: self.size], self._W[: self.size]
+
+    def add_classes(self, y: np.ndarray) -> None:
+        super().add_classes(y)
+        if self.W.shape[1] > self._W.shape[1]:
+            W = np.zeros((len(self._W), self.W.shape[1]))
+            W[: self.size] = self.W
+            self._W = W
+            self._views()
+
+    def _insert(self, x: np.ndarray, alpha: np.ndarray) -> None:
+        self._X[self.size], self._W[self.size] = x, alpha
+        self.size += 1
+        self._views()
+
+    def _drop(self, j: int) -> None:
+        """Remove vector j: the last one moves into its slot (the order does not change f)."""
+        last = self.size - 1
+        self._X[j], self._W[j] = self._X[last], self._W[last]
+        self.size = last
+        self._views()
 
     def _round(self, x: np.ndarray, y: float) -> tuple[float, float]:
         """One SGD step; returns (prediction, risk before the step)."""
@@ -100,8 +129,8 @@ class BSGD(KernelExpansion):
         if loss > 0:
             alpha = eta * alpha
             self._change(x[None, :], alpha[None, :])
-            self.X, self.W = np.vstack([self.X, x]), np.vstack([self.W, alpha])
-            if len(self.X) > p.budget:
+            self._insert(x, alpha)
+            if self.size > p.budget:
                 self._maintain()
         return prediction, risk
 
@@ -117,37 +146,42 @@ class BSGD(KernelExpansion):
         m = int(np.argmin(weights))
         if self.params.maintenance == "removal":
             self._change(self.X[m : m + 1], -self.W[m : m + 1])
-            self.X, self.W = np.delete(self.X, m, 0), np.delete(self.W, m, 0)
+            self._drop(m)
             return
         others = np.delete(np.arange(len(self.X)), m)
         k = self.kernel(self.X[m : m + 1], self.X[others])[0]
         am, an = self.W[m], self.W[others]
         cross = an @ am
-        h, gain = _best_merge(k, weights[m], weights[others], cross)
+        h, gain = _best_merge(k, float(weights[m]), weights[others], cross)
         loss = weights[m] + weights[others] + 2.0 * k * cross - gain
         i = int(np.argmin(loss))
         n = others[i]
         z = h[i] * self.X[m] + (1.0 - h[i]) * self.X[n]
         alpha_z = am * k[i] ** ((1.0 - h[i]) ** 2) + self.W[n] * k[i] ** (h[i] ** 2)
         self._change(np.vstack([self.X[[m, n]], z]), np.vstack([-self.W[[m, n]], alpha_z]))
-        keep = np.ones(len(self.X), dtype=bool)
-        keep[[m, n]] = False
-        self.X = np.vstack([self.X[keep], z])
-        self.W = np.vstack([self.W[keep], alpha_z])
+        self._X[m], self._W[m] = z, alpha_z  # z takes m's slot; n's goes
+        self._drop(n)
 
 
+@numba.njit(cache=True)
+def _merged_norm2(k: float, wm: float, wn: float, cross: float, h: float) -> float:
+    """||α_z||² = wm k^{2(1−h)²} + wn k^{2h²} + 2 cross k^{(1−h)² + h²} of the merge at h."""
+    a, b = k ** ((1.0 - h) ** 2), k ** (h * h)
+    return wm * a * a + wn * b * b + 2.0 * cross * a * b
+
+
+@numba.njit(cache=True)
 def _best_merge(k: np.ndarray, wm: float, wn: np.ndarray, cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each candidate n: the h ∈ [0, 1] maximising ||α_z||² = wm k^{2(1−h)²} + wn k^{2h²} +
-    2 cross k^{(1−h)² + h²} (golden-section search) and that maximum."""
-
-    def norm2(h: np.ndarray) -> np.ndarray:
-        a, b = k ** ((1.0 - h) ** 2), k ** (h * h)
-        return wm * a * a + wn * b * b + 2.0 * cross * a * b
-
-    lo, hi = np.zeros_like(k), np.ones_like(k)
-    for _ in range(30):
-        c, d = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
-        left = norm2(c) >= norm2(d)
-        hi, lo = np.where(left, d, hi), np.where(left, lo, c)
-    h = (lo + hi) / 2
-    return h, norm2(h)
+    """For each candidate n: the h ∈ [0, 1] maximising ||α_z||² (30 golden-section steps) and that maximum."""
+    h, best = np.empty(len(k)), np.empty(len(k))
+    for n in range(len(k)):
+        lo, hi = 0.0, 1.0
+        for _ in range(30):
+            c, d = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
+            if _merged_norm2(k[n], wm, wn[n], cross[n], c) >= _merged_norm2(k[n], wm, wn[n], cross[n], d):
+                hi = d
+            else:
+                lo = c
+        h[n] = (lo + hi) / 2
+        best[n] = _merged_norm2(k[n], wm, wn[n], cross[n], h[n])
+    return h, best
