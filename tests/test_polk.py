@@ -3,6 +3,8 @@ the model order on multidist, multi-class losses, BSGD's budget maintenance, hel
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -220,3 +222,12 @@ def test_polk_stays_well_conditioned_with_a_small_budget(seed):
     assert np.linalg.cond(polk.dictionary.K) < 1e9
     assert polk.recorded["risk"][-250:].mean() < 1.5
     assert polk.model_size > 60  # a small budget keeps many more points than the 15 modes
+
+
+def test_a_timed_out_run_keeps_its_checkpoints(okl_run, results_root):
+    keys = ("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "timeout_s=1e-9", "progress=false")
+    assert okl_run(*keys)[0] == 0
+    (run,) = results_root.glob("learner=polk/dataset=multidist/seed=0/run=*")
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["status"] == "timeout" and manifest["rounds"] == 250  # the first block ends at the checkpoint
+    assert pd.read_parquet(run / "test.parquet").t.tolist() == [250]
