@@ -27,6 +27,7 @@ import numpy as np
 
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import register
+from okl.learners.ewa import normalised
 from okl.learners.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
 from okl.learners.raker import Raker, RakerParams
 
@@ -66,8 +67,7 @@ class AdaRaker(IntervalEnsemble):
 
     def query_instances(self, X: np.ndarray, levels: list[int]) -> np.ndarray:
         f_p = np.einsum("bpi,jpi->bjp", self._embed(X), self.theta[levels])
-        w = np.exp(self.log_w[levels] - self.log_w[levels].max(axis=1, keepdims=True))
-        return np.einsum("bjp,jp->bj", f_p, w / w.sum(axis=1, keepdims=True))
+        return np.einsum("bjp,jp->bj", f_p, normalised(self.log_w[levels]))
 
     @property
     def model_size(self) -> int:

@@ -30,7 +30,7 @@ import numpy as np
 
 from okl.learners.base import register
 from okl.learners.expansion import KernelExpansion
-from okl.losses import multiclass_loss
+from okl.losses import TRAINING, derivative, multiclass_loss, training_value
 from okl.validation import integer_at_least, one_of, positive
 
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
@@ -118,8 +118,8 @@ class BSGD(KernelExpansion):
             values, G = multiclass_loss("multi_hinge", a, np.array([y]))
             loss, alpha = float(values[0]), -G[0]
         else:
-            loss = max(0.0, 1.0 - y * a[0, 0])
-            alpha = np.array([y if loss > 0 else 0.0])
+            loss = float(training_value("hinge", a[0, 0], y))
+            alpha = np.array([-derivative(TRAINING["hinge"], a[0, 0], y)])
         risk = loss + 0.5 * p.lam * self.norm2
         self.t += 1
         eta = p.eta if p.eta is not None else 1.0 / (p.lam * self.t)

@@ -45,6 +45,12 @@ class EWAParams:
         one_of("loss", self.loss, TRAINING)
 
 
+def normalised(log_w: np.ndarray) -> np.ndarray:
+    """Weights from log-weights, normalised along the last axis (w̄ = w / Σ w, computed stably)."""
+    w = np.exp(log_w - log_w.max(axis=-1, keepdims=True))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
 @register("ewa")
 class EWA(BlockLearner):
     """Exponential weights over learner experts."""
@@ -76,22 +82,18 @@ class EWA(BlockLearner):
         """The training loss ℓ of eq. (14)."""
         return self.params.loss
 
-    def _normalised(self, log_w: np.ndarray) -> np.ndarray:
-        w = np.exp(log_w - log_w.max(axis=-1, keepdims=True))
-        return w / w.sum(axis=-1, keepdims=True)
-
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.predict_many(x[None, :])[0])
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
-        return np.column_stack([e.predict_many(X) for e in self.experts]) @ self._normalised(self.log_w)
+        return np.column_stack([e.predict_many(X) for e in self.experts]) @ normalised(self.log_w)
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         P = np.column_stack([e.predict_learn_block(X, y) for e in self.experts])  # B×P, each expert online
         L = training_value(self.loss, P, y[:, None])
         before = np.zeros_like(L)  # losses of the earlier rounds of the block (never reads round t's)
         np.cumsum(L[:-1], axis=0, out=before[1:])
-        W = self._normalised(self.log_w[None, :] - self.rate * before)
+        W = normalised(self.log_w[None, :] - self.rate * before)
         self.log_w = self.log_w - self.rate * L.sum(axis=0)
         self.log_w -= self.log_w.max()
         self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}

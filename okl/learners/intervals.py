@@ -42,6 +42,7 @@ import numba
 import numpy as np
 
 from okl.learners.base import BlockLearner, Learner
+from okl.learners.ewa import normalised
 from okl.validation import positive
 
 LEVELS = 63  # intervals up to 2^62 rounds
@@ -122,8 +123,7 @@ class IntervalEnsemble(BlockLearner):
         levels = voting_levels(self.t + 1)
         if not levels:
             return np.zeros(len(X))
-        h = np.exp(self.log_h[levels] - self.log_h[levels].max())
-        return self.query_instances(X, levels) @ (h / h.sum())
+        return self.query_instances(X, levels) @ normalised(self.log_h[levels])
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         F = self.play_instances(X, y)

@@ -26,6 +26,7 @@ class Comparator(ABC):
 
     name: ClassVar[str] = ""
     Params: ClassVar[type] = RidgeParams
+    from_dataset: ClassVar[tuple[str, ...]] = ()  # parameters that default to the run's dataset keys
 
     def __init__(self, **params: Any) -> None:
         self.params = build_params("comparator", self.name or type(self).__name__, self.Params, params)

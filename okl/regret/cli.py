@@ -45,10 +45,10 @@ def main(argv: list[str] | None = None) -> None:
             }
             if args.m is not None:
                 params["m"] = args.m
-            if cls.name == "krr_segments":
-                dataset = config.get("dataset", {})
-                params["changes"] = args.changes if args.changes is not None else dataset.get("changes", 0)
-                params["length"] = dataset.get("length")
+            dataset = config.get("dataset", {})
+            params.update({key: dataset[key] for key in cls.from_dataset if dataset.get(key) is not None})
+            if args.changes is not None:
+                params["changes"] = args.changes
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
             print(f"{run}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds ({cls.name}, {source})")

@@ -45,6 +45,7 @@ class KRRSegments(KRR):
     """Kernel ridge refit on each stationary segment."""
 
     Params = SegmentsParams
+    from_dataset = ("changes", "length")
 
     def losses(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
         p, n = self.params, len(y)
