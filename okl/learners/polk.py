@@ -47,7 +47,7 @@ class POLK(FSGD):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.dictionary = KernelDictionary(d, self.kernel)
-        komp(KernelDictionary(d, self.kernel), np.zeros((0, 1)), np.zeros((0, d)), np.zeros((0, 1)), 1.0)  # compile now
+        komp(self.dictionary, np.zeros((0, 1)), np.zeros((0, d)), np.zeros((0, 1)), 1.0)  # compile now; adds nothing
 
     @property
     def eps(self) -> float:
