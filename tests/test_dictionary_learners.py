@@ -155,6 +155,22 @@ def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, e
     assert learner.model_size == 150
 
 
+@pytest.mark.parametrize("name", ["pkawv_nystrom", "pkrr_nystrom"])
+def test_nystrom_blocks_of_many_sub_blocks_equal_the_loop(monkeypatch, name):
+    """Blocks longer than SUB, whose sub-blocks are embedded on the second thread ahead of the ridge,
+    with dictionary additions in several sub-blocks of one block: the per-round predictions."""
+    from okl.learners import pkawv_nystrom as module
+
+    monkeypatch.setattr(module, "SUB", 8)
+    X, y = stream(300, 3)
+    kwargs = {"sigma": 0.5, "lam": 0.3, "mu": 0.05, "seed": 2}
+    blocked = LEARNERS.get(name)(3, **kwargs)
+    got = play_blocks(blocked, X, y, (5, 61, 140))
+    sizes = np.diff(blocked.recorded["dictionary_size"])
+    assert np.count_nonzero(sizes) >= 4  # the last block adds points in several of its sub-blocks
+    assert relative_gap(got, play_loop(LEARNERS.get(name)(3, **kwargs), X, y)) < 1e-9
+
+
 def test_pkrr_nystrom_solves_its_normal_equations_at_every_round():
     """ŷ_t = k_I(x_t)ᵀc, c = (K_{<t,I}ᵀK_{<t,I} + λK_II)⁻¹K_{<t,I}ᵀy_{<t}, I = the dictionary at round t."""
     X, y = stream(250, 3)

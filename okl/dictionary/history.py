@@ -19,6 +19,8 @@ Memory: 8 n (m + d + 1) bytes, checked before each block is allocated or grown.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from okl import system
@@ -82,10 +84,20 @@ class History:
         self, kernel: Kernel, Z: np.ndarray, L: np.ndarray, T_inv: np.ndarray, store: bool = False
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Φᵀ Ψ, Ψᵀ Ψ, Ψᵀ y) of the coordinates the points Z would add; ``store`` writes Ψ into the
-        blocks' spare rows (which :meth:`add_coordinates` provides), else nothing changes."""
+        blocks' spare rows (which :meth:`add_coordinates` provides), else nothing changes. The blocks
+        are split in two halves, summed on two threads (one BLAS thread each) and then added: the
+        split depends on the number of blocks only, so the sums are deterministic."""
+        half = len(self.blocks) // 2
+        with ThreadPoolExecutor(1) as pool:
+            later = pool.submit(self._stats, range(half, len(self.blocks)), kernel, Z, L, T_inv, store)
+            first = self._stats(range(half), kernel, Z, L, T_inv, store)
+            return tuple(a + b for a, b in zip(first, later.result(), strict=True))
+
+    def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool) -> tuple[np.ndarray, ...]:
         m, k = self.m, len(Z)
         cross, gram, target = np.zeros((m, k)), np.zeros((k, k)), np.zeros(k)
-        for i, (Xb, yb, Pb) in enumerate(self.blocks):
+        for i in blocks:
+            Xb, yb, Pb = self.blocks[i]
             used = min(ROWS, self.n - i * ROWS)
             Phi_t = Pb[:m, :used]
             Psi_t = T_inv @ (kernel(Z, Xb[:used]) - L @ Phi_t)
