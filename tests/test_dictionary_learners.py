@@ -171,6 +171,21 @@ def test_nystrom_blocks_of_many_sub_blocks_equal_the_loop(monkeypatch, name):
     assert relative_gap(got, play_loop(LEARNERS.get(name)(3, **kwargs), X, y)) < 1e-9
 
 
+def test_nystrom_history_memory_error_recorded_on_the_worker_thread_reaches_the_caller(monkeypatch):
+    """The history records rounds on the second thread; its one-line memory error still ends the block."""
+    from okl import system
+    from okl.dictionary import history
+    from okl.errors import ResourceError
+
+    monkeypatch.setattr(history, "ROWS", 16)
+    X, y = stream(120, 3)
+    learner = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.3, beta=1e-9)  # no point joins: no pass
+    learner.predict_learn_block(X[:20], y[:20])
+    monkeypatch.setattr(system, "available_memory", lambda: 0)
+    with pytest.raises(ResourceError, match="pkrr_nystrom keeps .* rounds .* features"):
+        learner.predict_learn_block(X[60:], y[60:])
+
+
 def test_pkrr_nystrom_solves_its_normal_equations_at_every_round():
     """ŷ_t = k_I(x_t)ᵀc, c = (K_{<t,I}ᵀK_{<t,I} + λK_II)⁻¹K_{<t,I}ᵀy_{<t}, I = the dictionary at round t."""
     X, y = stream(250, 3)

@@ -124,7 +124,7 @@ class PKAWVNystrom(BlockLearner):
             cross, gram, target = self.history.add_coordinates(self.map.kernel, *new)
             inner, inner_y = np.zeros((m0 + k, k)), np.zeros(k)
         out = np.zeros(len(y))
-        j = 0  # new coordinates in the state
+        j, recorded = 0, None  # new coordinates in the state; the last recording's future
         with ThreadPoolExecutor(1) as pool:  # embeds (and records) one sub-block while the ridge plays another
             ahead = pool.submit(self._embed, X, y, 0, at, m0)
             for a in range(0, len(y), SUB):
@@ -145,7 +145,11 @@ class PKAWVNystrom(BlockLearner):
                     )
                     start, j = at[j], j + 1
                 self._play(F[start - a :, : m0 + j], y[start:b], out[start:b])
-                pool.submit(self._record, X[a:b], y[a:b], F)
+                if recorded is not None:  # done by now (queued before the embedding above); raises its error
+                    recorded.result()
+                recorded = pool.submit(self._record, X[a:b], y[a:b], F)
+            if recorded is not None:
+                recorded.result()
         self.recorded = {
             "model_size": m0 + np.searchsorted(at, np.arange(len(y)), side="right"),
             "dictionary_size": size + np.cumsum(selected),
