@@ -42,6 +42,22 @@ def test_kors_estimate_is_eq4_with_the_temporary_dictionary():
     assert 5 < kors.size < 300
 
 
+def test_kors_blocks_split_between_two_threads_decide_as_rounds_one_at_a_time(monkeypatch):
+    """A long block (each chunk's product split between two threads once it has ``SPLIT`` rounds and
+    dictionary points) gives the decisions and estimates of the rounds played one by one."""
+    from okl.dictionary import kors as module
+
+    monkeypatch.setattr(module, "SPLIT", 16)
+    X, _ = stream(3 * module.BLOCK + 50, 3)
+    block, single = (KORS(3, GAUSS, gamma=0.3, eps=0.5, beta=2.0, seed=4) for _ in range(2))
+    added, tau, p = block.run(X)
+    one = [single.run(x[None, :]) for x in X]
+    np.testing.assert_array_equal(added, [a[0] for a, _, _ in one])
+    np.testing.assert_allclose(tau, [t[0] for _, t, _ in one], rtol=1e-9, atol=1e-12)
+    assert np.sum(block.index < module.BLOCK) >= 16  # the later chunks are split
+    assert np.sum(block.index >= module.BLOCK) >= 5  # and points join inside them
+
+
 def test_kors_on_rescaled_points_is_eq4_with_the_rescaled_kernel():
     """Sketched-KONS's φ̄_t = s_t φ_t: k̄(x_i, x_j) = s_i s_j k(x_i, x_j) in Eq. 4."""
     X, _ = stream(200, 3)

@@ -17,7 +17,8 @@ P = Diag(p̃_i), Eq. 4 equals (1+ε) q/(1+q) with
 and KORS keeps the lower Cholesky factor L of K̄_I + α P. A point that joins appends the row
 [lᵀ, √(k̄_tt + α p̃_t − ||l||²)] with l = L⁻¹ k̄_I, the vector the estimate already computed. KORS stores
 L⁻¹ rather than L: a block of B rounds then needs one triangular matrix product L⁻¹ K̄(I, X_B)
-(OpenBLAS's trmm runs 3-4× faster per flop than its triangular solve at these sizes), and a new row
+(OpenBLAS's trmm runs 3-4× faster per flop than its triangular solve at these sizes; it runs without
+the GIL, and a large product is split between two threads), and a new row
 extends L⁻¹ in O(|I|²). The tests
 check the estimate against Eq. 4 evaluated directly and against exact ridge leverage scores
 (τ_t ≤ τ̃_t ≤ ρ τ_t, Theorem 2(3)).
@@ -30,12 +31,16 @@ dictionary (B-KONS's J_max): once full, no point joins.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+
 import numba
 import numpy as np
-from scipy.linalg import blas, solve_triangular
+from scipy.linalg import solve_triangular
 
 from okl.dictionary.uniforms import Uniforms
 from okl.kernels import Kernel
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
 from okl.seeding import rng
 
 
@@ -91,9 +96,10 @@ class KORS:
         B = len(X)
         scale = np.ones(B) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
         added, tau, p = np.zeros(B, dtype=np.bool_), np.empty(B), np.empty(B)
-        for a in range(0, B, BLOCK):
-            b = min(a + BLOCK, B)
-            self._play(X[a:b], scale[a:b], self.t + a, True, added[a:b], tau[a:b], p[a:b])
+        with ThreadPoolExecutor(1) if B >= SPLIT else nullcontext() as pool:  # splits the products
+            for a in range(0, B, BLOCK):
+                b = min(a + BLOCK, B)
+                self._play(X[a:b], scale[a:b], self.t + a, True, added[a:b], tau[a:b], p[a:b], pool)
         self.t += B
         self.p_sum += float(p.sum())
         return added, tau, p
@@ -108,25 +114,36 @@ class KORS:
         _scan(norms, diag, u, self.gamma, self.eps, self.beta, self.budget - self.size, False, 0, added, tau, p)
         return added
 
-    def _projections(self, X, s, spare) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    def _projections(self, X, s, spare, pool=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """(Wᵀ with ``spare`` free columns, ||W[:, b]||², k̄(x_b, x_b), scaled) for the rows of X, where
-        W = L⁻¹ K̄(I, X) is one triangular product (BLAS-3)."""
+        W = L⁻¹ K̄(I, X) is one triangular product (BLAS-3). With a ``pool``, and at least ``SPLIT``
+        rows and dictionary points (below, handing over costs more than it saves), the pool's thread
+        computes the second half of the rows meanwhile (column by column the same numbers)."""
         B, m = len(X), self.size
         scaled = self.scaled or bool(np.any(s != 1.0))  # else K̄ = K: skip the products
         Wt = np.empty((B, m + spare))  # Wᵀ: round b's column of W is the contiguous row Wt[b]
         if m:
-            K = self.kernel(X, self.X)
-            if scaled:
-                K *= s[:, None] * self.scale[None, :]
-            Wt[:, :m] = blas.dtrmm(1.0, self.L_inv, K.T, lower=1, overwrite_b=1).T  # (L⁻¹ K̄(I, X))ᵀ
+            h = B // 2 if pool is not None and min(B, m) >= SPLIT else B
+            later = pool.submit(self._project, X[h:], s[h:], scaled) if h < B else None
+            Wt[:h, :m] = self._project(X[:h], s[:h], scaled)
+            if later is not None:
+                Wt[h:, :m] = later.result()
         return Wt, np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m]), self.kernel.diag(X) * s * s, scaled
 
-    def _play(self, X, s, t0, commit, added, tau, p) -> None:
+    def _project(self, X, s, scaled) -> np.ndarray:
+        """(L⁻¹ K̄(I, X))ᵀ, C order (the GIL is released during the product)."""
+        K = self.kernel(X, self.X)
+        if scaled:
+            K *= s[:, None] * self.scale[None, :]
+        dtrmm(LEFT, LOWER, NO_TRANS, 1.0, self.L_inv, K.T)
+        return K
+
+    def _play(self, X, s, t0, commit, added, tau, p, pool) -> None:
         """Rounds t0.. of a block: W = L⁻¹ K̄(I, X), then a compiled scan that decides rounds until one
         joins; that point's kernel row against the block's later rounds appends its row to L and its
         column to Wᵀ, and the scan goes on."""
         B, m = len(X), self.size
-        Wt, norms, diag, scaled = self._projections(X, s, B)
+        Wt, norms, diag, scaled = self._projections(X, s, B, pool)
         rows = np.empty((B, m + B))  # rows appended to L (lower triangle read only)
         u, m0, b = self.coins.take(t0, B), m, -1
         while True:
@@ -149,6 +166,7 @@ class KORS:
 
 
 BLOCK = 256  # rounds per triangular product
+SPLIT = 128  # rounds and dictionary points from which the product is split between two threads
 
 
 def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -165,7 +183,7 @@ def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
     """Decide rounds start.. of a block (see ``KORS._play``) until one joins (only when ``commit``
     and the budget leaves ``room``); return its index, or the block length."""
@@ -179,7 +197,7 @@ def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
     return len(diag)
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _join(Wt, norms, m, b, k, root, row):
     """Round b joins: L gains the row [W[:, b]ᵀ, root], and W the row (k̄(x_b, x_c) − W[:, b]ᵀW[:, c]) / root
     for the later rounds c (stored as column m of Wᵀ), whose norms grow accordingly."""

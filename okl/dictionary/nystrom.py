@@ -20,15 +20,15 @@ Choice: a point with ρ² <= ``TOL`` (its residual below 1e-5 in RKHS norm) alre
 to that accuracy; it is not added (the embedding keeps its dimension), which keeps round-off in
 ψ below ~1e-10. The map stores R⁻¹ (rows appended in O(m²)), so a block of inputs is embedded by one
 triangular matrix product (m² flops per input; OpenBLAS's trmm runs at gemm speed here, unlike its
-triangular solve).
+triangular solve), which releases the GIL (:mod:`okl.linalg.nogil_blas`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas
 
 from okl.kernels import Kernel
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
 
 TOL = 1e-10
 
@@ -50,8 +50,9 @@ class NystromMap:
         X = np.atleast_2d(X)
         if not self.dim:
             return np.zeros((len(X), 0))
-        K_t = self.kernel(X, self.Z).T  # m×B, Fortran order
-        return blas.dtrmm(1.0, self.R_inv, K_t, lower=1, overwrite_b=1).T  # (R⁻¹ K)ᵀ, C order
+        K = self.kernel(X, self.Z)  # B×m, C order
+        dtrmm(LEFT, LOWER, NO_TRANS, 1.0, self.R_inv, K.T)  # K ← (R⁻¹ Kᵀ)ᵀ
+        return K
 
     def residual(self, z: np.ndarray) -> tuple[np.ndarray, float]:
         """(l, ρ²) of a candidate point z."""

@@ -22,12 +22,13 @@ exact Kernel-AWV (a test checks it); ``pkrr_nystrom`` drops the f(x_t)² term.
 
 Two threads: while the ridge plays SUB rounds, a second thread embeds the next SUB (kernel rows, the
 triangular product, and the new coordinates' statistics over them) and records the last ones in the
-history; the history pass is split between the two threads too. Each thread keeps one BLAS thread and
-the work is split the same way whatever the timing, so results are deterministic (the embedding is
-bit-identical to one thread's). Measured A/B on the 271,617 rounds of cod-rna (pkrr, σ = λ = 1),
-three pairs: 15.2-15.8 s on one thread against 14.0-14.7 s with the second. The gain is modest
-because the ridge, 3m² flops per round at about 30 GFlop/s, is the critical path and the two
-threads compete for the cache; OpenBLAS with 2 threads instead took 31-34 s.
+history; the history pass and KORS's products are split between the two threads too. The BLAS calls
+on these paths release the GIL (:mod:`okl.linalg.nogil_blas`; scipy's wrappers hold it, which had
+left the two threads taking turns). Each thread keeps one BLAS thread and the work is split the same
+way whatever the timing, so results are deterministic, and bit-identical to one thread's. Measured
+on the 271,617 rounds of cod-rna (pkrr, σ = λ = 1, ``okl-run``, three alternating pairs): 14.0-14.9 s
+with the GIL held against 10.4-11.1 s without; the ridge (3m² flops per round at this machine's
+single-core gemm speed) is then the critical path. OpenBLAS with 2 threads instead took 31-34 s.
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ import numpy as np
 def one_step_ahead(C: np.ndarray, m: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return (ŷ, u) for a block; C lower triangular (B×B), m and y of length B."""
     pred, u = np.empty(len(y)), np.empty(len(y))
-    _forward(C, m, y, pred, u)
+    forward(C, m, y, pred, u)
     return pred, u
 
 
-@numba.njit(cache=True)
-def _forward(C, m, y, pred, u):
+@numba.njit(nogil=True, cache=True)
+def forward(C, m, y, pred, u):
     # One loop instead of trsv + trmv: at B ≈ 48 the O(B²) work is smaller than the cost of the
     # BLAS wrappers' calls and copies (13 µs per block). Row t reads u_1..u_{t-1} only.
     for t in range(len(y)):

@@ -31,15 +31,20 @@ stream).
 
 Cost per round: 3r² + O(rB + B²) flops, mostly gemm/syrk (the triangular LAPACK kernels of
 OpenBLAS are 4-5× slower per flop than gemm at these sizes, hence the explicit inverse); long
-blocks are split evenly into sub-blocks of at most ``SUB_BLOCK`` rows.
+blocks are split evenly into sub-blocks of at most ``SUB_BLOCK`` rows. A sub-block is one compiled
+call whose BLAS and LAPACK work runs without the GIL (:mod:`okl.linalg.nogil_blas`), so a learner's
+second thread (the Nyström learners' embedding) runs meanwhile; the numbers are those of scipy's
+wrappers, bit for bit.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from scipy.linalg import blas, lapack
+from scipy.linalg import blas
 
-from okl.linalg.innovations import compile_now, one_step_ahead
+from okl.linalg import nogil_blas as nb
+from okl.linalg.innovations import forward
 
 # Rows per BLAS-3 step. The B×B work costs O(rB + B²) per round, so long blocks lose: measured for
 # r = 10 .. 400, sub-blocks of 16-64 rows ran fastest (r = 190: 4.9 µs/round at 48 rows, 5.3 at 64, 14 at 256).
@@ -65,7 +70,7 @@ class OnlineRidge:
         self.awv = awv
         self.P = np.asfortranarray(np.eye(dim) / lam)
         self.b = np.zeros(dim)
-        compile_now()
+        _block(np.eye(2, order="F"), np.zeros(2), np.zeros((3, 2)).T, np.zeros(3), awv, np.empty(3))  # load now
 
     @staticmethod
     def state_bytes(dim: int) -> int:
@@ -130,26 +135,43 @@ class OnlineRidge:
     # -- block of rounds (LDLᵀ innovations) ----------------------------------------------------------
     def predict_update_block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Play the rounds of ``Phi`` (B×r) and ``y``; return the B predictions."""
-        Phi = np.ascontiguousarray(Phi)
+        Phi, y = np.ascontiguousarray(Phi, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
         if len(y) <= SUB_BLOCK:
             return self._block(Phi, y)
         cuts = np.linspace(0, len(y), -(-len(y) // SUB_BLOCK) + 1).astype(int)  # even sub-blocks
         return np.concatenate([self._block(Phi[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
 
     def _block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
-        Phi_t = Phi.T  # r×B, Fortran order, no copy
-        Q = blas.dsymm(1.0, self.P, Phi_t, side=0, lower=0)  # P Φᵀ
-        S = blas.dgemm(1.0, Phi_t, Q, trans_a=1)  # Φ P Φᵀ
-        S.flat[:: S.shape[0] + 1] += 1.0
-        C, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
-        if info != 0:  # S >= I in exact arithmetic: only a corrupted state gets here
-            raise FloatingPointError(f"block Gram matrix is not positive definite (dpotrf info={info})")
-        c = C.diagonal().copy()
-        pred, _ = one_step_ahead(C, blas.dgemv(1.0, Q, self.b, trans=1), y)
-        if self.awv:
-            pred /= c * c
-        C_inv, info = lapack.dtrtri(C, lower=1, overwrite_c=1)
-        W = blas.dtrmm(1.0, C_inv, Q, side=1, lower=1, trans_a=1, overwrite_b=1)  # Q C⁻ᵀ
-        self.P = blas.dsyrk(-1.0, W, beta=1.0, c=self.P, lower=0, overwrite_c=1)
-        self.b += blas.dgemv(1.0, Phi_t, y)
+        pred = np.empty(len(y))
+        if _block(self.P, self.b, Phi.T, y, self.awv, pred):  # S >= I in exact arithmetic
+            raise FloatingPointError("block Gram matrix is not positive definite (a corrupted state)")
         return pred
+
+
+@numba.njit(nogil=True, cache=True)
+def _block(P: np.ndarray, b: np.ndarray, Phi_t: np.ndarray, y: np.ndarray, awv: bool, pred: np.ndarray) -> int:
+    """One block (the module's docstring) in place on P and b, predictions into ``pred``; without the
+    GIL, so a second thread runs meanwhile. Returns dpotrf's info (0: done)."""
+    r, B = Phi_t.shape
+    Q = np.empty((B, r)).T  # column-major r×B
+    nb.dsymm(nb.LEFT, nb.UPPER, 1.0, P, Phi_t, 0.0, Q)  # P Φᵀ
+    C = np.empty((B, B)).T
+    nb.dgemm(nb.TRANS, nb.NO_TRANS, 1.0, Phi_t, Q, 0.0, C)  # Φ P Φᵀ
+    for i in range(B):
+        C[i, i] += 1.0
+    info = nb.dpotrf(nb.LOWER, C)  # lower triangle read from here on
+    if info:
+        return info
+    Qb = np.empty(B)
+    nb.dgemv(nb.TRANS, 1.0, Q, b, 0.0, Qb)
+    forward(C, Qb, y, pred, np.empty(B))
+    if awv:
+        for i in range(B):
+            pred[i] /= C[i, i] * C[i, i]
+    nb.dtrtri(nb.LOWER, C)
+    nb.dtrmm(nb.RIGHT, nb.LOWER, nb.TRANS, 1.0, C, Q)  # W = Q C⁻ᵀ
+    nb.dsyrk(nb.UPPER, nb.NO_TRANS, -1.0, Q, 1.0, P)  # P - W Wᵀ
+    Phi_y = np.empty(r)
+    nb.dgemv(nb.NO_TRANS, 1.0, Phi_t, y, 0.0, Phi_y)
+    b += Phi_y
+    return 0
