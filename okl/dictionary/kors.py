@@ -18,10 +18,9 @@ and KORS keeps the lower Cholesky factor L of K̄_I + α P. A point that joins a
 [lᵀ, √(k̄_tt + α p̃_t − ||l||²)] with l = L⁻¹ k̄_I, the vector the estimate already computed. KORS stores
 L⁻¹ rather than L: a block of B rounds then needs one triangular matrix product L⁻¹ K̄(I, X_B)
 (OpenBLAS's trmm runs 3-4× faster per flop than its triangular solve at these sizes; it runs without
-the GIL, and a large product is split between two threads), and a new row
-extends L⁻¹ in O(|I|²). The tests
-check the estimate against Eq. 4 evaluated directly and against exact ridge leverage scores
-(τ_t ≤ τ̃_t ≤ ρ τ_t, Theorem 2(3)).
+the GIL, and a large product is split between two threads), and a new row extends L⁻¹ in O(|I|²).
+The tests check the estimate against Eq. 4 evaluated directly and against exact ridge leverage
+scores (τ_t ≤ τ̃_t ≤ ρ τ_t, Theorem 2(3)).
 
 Choices: the paper's S holds 1/√p̃_i (the weight 1/p̃_i of each dictionary point), which is what is
 implemented; the authors' code (pkawv_jezequel2019 Appendix H.2) scales by 1/p̃_i twice. Coins are
