@@ -32,7 +32,7 @@ import numba
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from okl.kernels import Kernel
+from okl.kernels import Kernel, squared_distance
 
 TOL = 1e-6  # residual variance, relative to κ(x, x), below which a point is in the span
 
@@ -103,18 +103,14 @@ def komp(dictionary: KernelDictionary, W: np.ndarray, X_new: np.ndarray, W_new: 
 @numba.njit(cache=True)
 def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
     """The work of :func:`komp` in place on the capacity arrays; returns (dictionary size, rank updates)."""
-    C, d = U.shape[1], X.shape[1]
+    C = U.shape[1]
     updates, err2 = 0, 0.0
     k = np.empty(X.shape[0])
     a = np.empty(X.shape[0])
     for i in range(X_new.shape[0]):
         x = X_new[i]
         for m in range(M):  # k = κ(D, x)
-            s = 0.0
-            for q in range(d):
-                diff = X[m, q] - x[q]
-                s += diff * diff
-            k[m] = math.exp(-s / (2.0 * sigma * sigma))
+            k[m] = math.exp(-squared_distance(X[m], x) / (2.0 * sigma * sigma))
         r = 1.0
         for m in range(M):  # a = K_DD⁻¹ k, r = κ(x, x) − kᵀa
             s = 0.0

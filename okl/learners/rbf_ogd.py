@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from okl.kernels import squared_distance
 from okl.learners.base import Learner, register
 from okl.losses import TRAINING, derivative
 from okl.validation import integer_at_least, non_negative, one_of, positive
@@ -95,11 +96,7 @@ class RBFOGD(Learner):
 def _value(x, S, alpha, count, inv2s2):
     s = 0.0
     for j in range(count):
-        r = 0.0
-        for i in range(x.size):
-            diff = x[i] - S[j, i]
-            r += diff * diff
-        s += alpha[j] * math.exp(-r * inv2s2)
+        s += alpha[j] * math.exp(-squared_distance(x, S[j]) * inv2s2)
     return s
 
 
