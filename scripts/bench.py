@@ -13,9 +13,6 @@ stand-in: 190 Taylor features at M = 2), so the peak RSS in its run.json is that
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,28 +21,23 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from benchlib import okl_run
 
-CASES = [  # name, overrides, target µs/round (issue #2)
-    ("pkawv_taylor M=2", ["learner=pkawv_taylor", "M=2"], 6.0),
-    ("pkrr_taylor M=2", ["learner=pkrr_taylor", "M=2"], 6.0),
-    ("fogd D=1000", ["learner=fogd", "learner.D=1000"], 10.0),
+CASES = [  # name, learner, overrides, target µs/round (issue #2)
+    ("pkawv_taylor M=2", "pkawv_taylor", ["M=2"], 6.0),
+    ("pkrr_taylor M=2", "pkrr_taylor", ["M=2"], 6.0),
+    ("fogd D=1000", "fogd", ["learner.D=1000"], 10.0),
 ]
 
 
-def run_case(overrides: list[str], rounds: int, root: Path) -> tuple[dict, int, float]:
+def run_case(learner: str, overrides: list[str], rounds: int, root: Path) -> tuple[dict, int, float]:
     """Run one case in its own process under ``root``; return (manifest, model size, wall seconds)."""
-    argv = ["dataset=synthetic", "dataset.d=18", f"dataset.length={rounds}", "progress=false", *overrides]
+    stream = ["dataset=synthetic", "dataset.d=18", f"dataset.length={rounds}"]
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from okl.cli import main; main()", *argv],
-        env={**os.environ, "OKL_RESULTS": str(root)},
-        check=True,
-        capture_output=True,
-    )
+    manifest, run_dir = okl_run([*stream, *overrides], root, learner)
     wall = time.perf_counter() - start
-    (manifest,) = root.glob("*/*/*/*/run.json")
-    size = pq.read_table(manifest.parent / "rounds", columns=["model_size"])["model_size"][0].as_py()
-    return json.loads(manifest.read_text()), size, wall
+    size = pq.read_table(run_dir / "rounds", columns=["model_size"])["model_size"][0].as_py()
+    return manifest, size, wall
 
 
 def authors_phi_awv(rounds: int) -> float:
@@ -85,8 +77,8 @@ def main() -> None:
     print("-" * len(header))
     misses = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, overrides, target) in enumerate(CASES):
-            runs = [run_case(overrides, args.rounds, Path(tmp) / f"{i}-{k}") for k in range(args.repeat)]
+        for i, (name, learner, overrides, target) in enumerate(CASES):
+            runs = [run_case(learner, overrides, args.rounds, Path(tmp) / f"{i}-{k}") for k in range(args.repeat)]
             speeds = sorted(m["learner_s"] / m["rounds"] * 1e6 for m, _, _ in runs)
             us, fastest = speeds[len(speeds) // 2], speeds[0]
             m, size, _ = runs[0]

@@ -28,7 +28,7 @@ TARGET_S = 120.0
 def adversary(learner: str, rounds: int, root: Path) -> dict:
     overrides = ["dataset=adversary", f"dataset.length={rounds}", "sigma=1", "lam=1", "comparator=oracle_prefix"]
     t0 = time.perf_counter()
-    manifest = okl_run(overrides, root, learner)
+    manifest, _ = okl_run(overrides, root, learner)
     return {**manifest, "process_s": time.perf_counter() - t0}
 
 

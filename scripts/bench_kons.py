@@ -14,35 +14,27 @@ d_eff(γ) as run.json reports it (Nyström estimate on the final dictionary here
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from benchlib import RunFailed, okl_run
 
-CASES = [  # name, overrides, target seconds
-    ("pros_n_kons casp", ["dataset=casp", "dataset.preset=pros_n_kons", "learner=pros_n_kons", "sigma=8"], 2.0),
-    ("pkrr_nystrom cod_rna", ["dataset=cod_rna", "learner=pkrr_nystrom", "sigma=1", "lam=1"], 15.0),
+CASES = [  # name, learner, overrides, target seconds
+    ("pros_n_kons casp", "pros_n_kons", ["dataset=casp", "dataset.preset=pros_n_kons", "sigma=8"], 2.0),
+    ("pkrr_nystrom cod_rna", "pkrr_nystrom", ["dataset=cod_rna", "sigma=1", "lam=1"], 15.0),
 ]
 
 
-def run_case(overrides: list[str], root: Path) -> tuple[dict, int] | str:
+def run_case(learner: str, overrides: list[str], root: Path) -> tuple[dict, int] | str:
     """(run.json, final dictionary size), or okl-run's one-line error (a dataset that is not available)."""
-    done = subprocess.run(
-        [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides],
-        env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        return done.stderr.strip().splitlines()[-1]
-    (manifest,) = root.glob("*/*/*/*/run.json")
-    table = pq.read_table(manifest.parent / "rounds", columns=["dictionary_size"])
-    return json.loads(manifest.read_text()), table["dictionary_size"][-1].as_py()
+    try:
+        manifest, run_dir = okl_run(overrides, root, learner)
+    except RunFailed as failure:
+        return str(failure)
+    table = pq.read_table(run_dir / "rounds", columns=["dictionary_size"])
+    return manifest, table["dictionary_size"][-1].as_py()
 
 
 def main() -> None:
@@ -51,11 +43,11 @@ def main() -> None:
     args = parser.parse_args()
     head = f"{'case':<22} {'rounds':>8} {'learner s':>10} {'target':>7} {'loss':>9} {'dict':>5} {'d_eff':>7}"
     print(f"{head} {'peak RSS':>9}")
-    for name, overrides, target in CASES:
+    for name, learner, overrides, target in CASES:
         runs = []
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(run_case(overrides, Path(tmp)))
+                runs.append(run_case(learner, overrides, Path(tmp)))
             if isinstance(runs[-1], str):
                 print(f"{name:<22} skipped: {runs[-1]}", flush=True)
                 break

@@ -33,9 +33,8 @@ def main() -> None:
         for seed in range(args.seeds):
             keys = [f"dataset.{k}={v}" for k, v in params.items()]
             with tempfile.TemporaryDirectory() as tmp:
-                manifest = okl_run([*POLK, *keys, f"seed={seed}"], Path(tmp), "polk")
-                (test,) = Path(tmp).glob("learner=polk/*/*/*/test.parquet")
-                final = pd.read_parquet(test).iloc[-1]
+                manifest, run_dir = okl_run([*POLK, *keys, f"seed={seed}"], Path(tmp), "polk")
+                final = pd.read_parquet(run_dir / "test.parquet").iloc[-1]
             bayes = DATASETS.get("multidist")(seed=seed, **params).bayes_error()
             error, order = float(final.test_loss), int(final.model_size)
             target = 0.05 if params else bayes + 0.05

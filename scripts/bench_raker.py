@@ -20,7 +20,7 @@ CASES = ["raker", "adaraker"]
 
 
 def learner_seconds(learner: str, rounds: int, root: Path) -> float:
-    return okl_run(["dataset=synthetic", "dataset.d=27", f"dataset.length={rounds}"], root, learner)["learner_s"]
+    return okl_run(["dataset=synthetic", "dataset.d=27", f"dataset.length={rounds}"], root, learner)[0]["learner_s"]
 
 
 def main() -> None:

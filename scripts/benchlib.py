@@ -9,14 +9,21 @@ import sys
 from pathlib import Path
 
 
-def okl_run(overrides: list[str], root: Path, learner: str) -> dict:
+class RunFailed(Exception):
+    """okl-run exited with an error; the message is its one-line reason (a dataset not available, ...)."""
+
+
+def okl_run(overrides: list[str], root: Path, learner: str) -> tuple[dict, Path]:
     """Run ``okl-run progress=false learner=<learner> *overrides`` with one BLAS thread and results
-    under ``root``; return its run.json."""
-    subprocess.run(
+    under ``root``; return (its run.json, the run directory). Raises RunFailed if it fails."""
+    done = subprocess.run(
         [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", f"learner={learner}", *overrides],
         env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise RunFailed(lines[-1] if lines else f"okl-run exited with status {done.returncode}")
     (manifest,) = Path(root).glob(f"learner={learner}/*/*/*/run.json")
-    return json.loads(manifest.read_text())
+    return json.loads(manifest.read_text()), manifest.parent
