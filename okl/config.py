@@ -19,12 +19,13 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from okl.datasets import DATASETS, Dataset
+from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError
 from okl.learners import LEARNERS, Learner
 from okl.registry import identity
 from okl.regret import COMPARATORS, Comparator
 from okl.sink import SINKS
-from okl.validation import integer_at_least, positive
+from okl.validation import integer_at_least, one_of, positive
 
 GROUPS = ("dataset", "learner", "sink", "comparator")
 
@@ -37,7 +38,8 @@ class RunConfig:
     stream and the learner; n: maximal number of rounds (None: the whole stream); timeout_s: wall
     clock budget of the learner (None: none); block: rounds per learner call (1: the per-round
     loop); progress: show a progress bar (single runs only); checkpoints: evenly spaced rounds at
-    which a dataset's held-out set is scored (``test.parquet``; 0: never).
+    which a dataset's held-out set is scored (``test.parquet``; 0: never); kors: the KORS weights of
+    the dictionary learners (``eq4`` or ``code``, :mod:`okl.dictionary.kors`).
     """
 
     dataset: Any = None
@@ -53,6 +55,7 @@ class RunConfig:
     block: int = 256
     progress: bool = True
     checkpoints: int = 20
+    kors: str = "eq4"
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 0)
@@ -65,6 +68,7 @@ class RunConfig:
             positive("timeout_s", self.timeout_s)
         integer_at_least("block", self.block, 1)
         integer_at_least("checkpoints", self.checkpoints, 0)
+        one_of("kors", self.kors, WEIGHTS)
 
 
 ConfigStore.instance().store(name="okl_schema", node=RunConfig)

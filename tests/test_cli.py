@@ -153,6 +153,8 @@ BAD_INPUTS = [
     (["block=0"], "block must be an integer >= 1"),
     (["M=5", "dataset.d=22"], "pkawv_taylor: d=22, M=5 gives 80,730 Taylor features"),
     (["learner=fogd", "learner.loss=hing"], "learner 'fogd': loss must be one of hinge, logistic, square"),
+    (["kors=h2"], "kors must be one of code, eq4 (got 'h2')"),
+    (["learner=pros_n_kons", "learner.kors=paper"], "learner 'pros_n_kons': kors must be one of code, eq4"),
     (["M="], "bad value in 'M='"),
     (["learner="], "learner"),
 ]

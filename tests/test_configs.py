@@ -52,6 +52,21 @@ def test_top_level_keys_reach_learners_and_can_be_overridden_per_learner(compose
     assert plan.config["M"] == 3
 
 
+@pytest.mark.parametrize("learner", ["pros_n_kons", "con_kons", "b_kons", "batch", "pkrr_nystrom", "sketched_kons"])
+def test_top_level_kors_reaches_every_dictionary_learner(composed, learner):
+    assert config.plan(composed(f"learner={learner}")).learner.kors.power == 1  # Eq. 4 by default
+    assert config.plan(composed(f"learner={learner}", "kors=code")).learner.kors.power == 2
+
+
+@pytest.mark.parametrize("preset", ["pros_n_kons_regression", "pros_n_kons_classification"])
+def test_pros_n_kons_presets_use_the_settings_that_reproduce_the_tables(composed, preset):
+    """σ = 4 on [0, 1] inputs and the authors' KORS weights (the presets explain why), which a run
+    can still override."""
+    cfg = composed(f"experiment={preset}", "learner=pros_n_kons")
+    assert (cfg.sigma, cfg.learner.sigma, cfg.learner.kors, cfg.dataset.preset) == (4.0, 4.0, "code", "pros_n_kons")
+    assert composed(f"experiment={preset}", "learner=pros_n_kons", "sigma=8", "kors=eq4").learner.kors == "eq4"
+
+
 def test_seed_reaches_stream_and_learner(composed):
     plan = config.plan(composed("learner=fogd", "seed=7"))
     assert plan.dataset.params.seed == 7 and plan.learner.params.seed == 7

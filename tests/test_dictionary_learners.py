@@ -42,6 +42,59 @@ def test_kors_estimate_is_eq4_with_the_temporary_dictionary():
     assert 5 < kors.size < 300
 
 
+def h2_kors(kernel, XI, pI, x, lbd, eps):
+    """The estimate of the KORS function in pkawv_jezequel2019 Appendix H.2, transcribed: the list S holds
+    the weights 1/p of the dictionary and 1 for the new point, SKS = S K S, τ = (1+ε)/λ (k_tt − kSᵀ(SKS +
+    λI)⁻¹kS) with kS = K[:, -1]·S."""
+    Xb = np.vstack([XI, x[None, :]])
+    KMM = kernel(Xb, Xb)
+    S = np.append(1 / pI, 1.0)
+    kS = KMM[:, -1] * S
+    SKS = S[None, :] * KMM * S[:, None]
+    return (1 + eps) / lbd * (KMM[-1, -1] - kS @ np.linalg.solve(SKS + lbd * np.eye(len(Xb)), kS))
+
+
+def test_kors_code_weights_give_the_estimate_of_the_authors_code():
+    X, _ = stream(300, 3)
+    kors = KORS(3, GAUSS, gamma=0.3, eps=0.5, beta=2.0, seed=4, weights="code")
+    for x in X:
+        size, XI, pI = kors.size, kors.X.copy(), kors.p.copy()
+        _, tau, _ = kors.run(x[None, :])
+        assert tau[0] == pytest.approx(h2_kors(GAUSS, XI[:size], pI[:size], x, 0.3, 0.5), rel=1e-9, abs=1e-12)
+    assert 5 < kors.size < 300 and np.any(kors.p < 1)  # weights other than 1 took part
+
+
+def test_kors_code_weights_keep_fewer_points_than_eq4():
+    """With S = Diag(1/p̃) a point that joined with p̃ < 1 weighs 1/p̃² instead of 1/p̃, so later points
+    look better covered: on the same coins the ``code`` dictionary is smaller (the reason the published
+    dictionary sizes are about half those of Eq. 4)."""
+    X, _ = stream(3000, 3)
+    smooth = Kernel("gaussian", 1.5)
+    sizes = {}
+    for weights in ("eq4", "code"):
+        kors = KORS(3, smooth, gamma=0.5, eps=0.5, beta=1.0, seed=0, weights=weights)
+        kors.run(X)
+        sizes[weights] = kors.size
+    assert sizes["code"] < 0.8 * sizes["eq4"]
+
+
+def test_dictionary_learners_pass_their_kors_weights():
+    """``kors=code`` reaches the KORS of every dictionary learner: each keeps the dictionary of a KORS
+    with ``code`` weights played alone on its stream (same seed, same coins)."""
+    X, y = stream(1500, 3)
+    kernel = Kernel("gaussian", 1.0)
+    alone = KORS(3, kernel, gamma=0.5, eps=0.5, beta=1.0, seed=2, weights="code")
+    alone.run(X)
+    eq4 = KORS(3, kernel, gamma=0.5, eps=0.5, beta=1.0, seed=2)
+    eq4.run(X)
+    assert alone.size < eq4.size
+    common = {"sigma": 1.0, "eps": 0.5, "beta": 1.0, "seed": 2, "kors": "code"}
+    for name, keys in [("pros_n_kons", {"gamma": 0.5}), ("batch", {"gamma": 0.5}), ("pkrr_nystrom", {"mu": 0.5})]:
+        learner = LEARNERS.get(name)(3, horizon=len(X), **common, **keys)
+        play_loop(learner, X, y)
+        np.testing.assert_array_equal(learner.kors.index, alone.index, err_msg=name)
+
+
 def test_kors_blocks_split_between_two_threads_decide_as_rounds_one_at_a_time(monkeypatch):
     """A long block (each chunk's product split between two threads once it has ``SPLIT`` rounds and
     dictionary points) gives the decisions and estimates of the rounds played one by one."""
@@ -332,6 +385,26 @@ def test_batch_is_the_regularised_least_squares_solution_in_the_final_space():
     w = np.linalg.solve(F.T @ F + 0.3 * np.eye(F.shape[1]), F.T @ y)
     np.testing.assert_allclose(pred, F @ w, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(F @ F.T, GAUSS(X, Z) @ np.linalg.solve(GAUSS(Z, Z), GAUSS(Z, X)), atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])
+def test_batch_classifier_minimises_its_regularised_loss(loss):
+    """The smooth classification losses: the gradient of Σ ℓ(φ̃_tᵀw, y_t) + α||w||² vanishes at BATCH's w
+    (both objectives are strictly convex and C¹), and no direction lowers the objective."""
+    from okl.learners.batch import SMOOTH
+
+    X, _ = stream(600, 3)
+    y = np.where(X[:, 0] + 0.3 * np.random.default_rng(2).standard_normal(600) > 0, 1.0, -1.0)
+    batch = LEARNERS.get("batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5, loss=loss)
+    play_blocks(batch, X, y, (200,))
+    F, w = batch.map.transform(X), batch.w
+    value, grad, _ = SMOOTH[loss]
+    objective = lambda v: value(F @ v, y).sum() + 0.3 * v @ v  # noqa: E731
+    gradient = F.T @ grad(F @ w, y) + 0.6 * w
+    assert np.max(np.abs(gradient)) < 1e-9 * np.max(np.abs(F.T @ grad(np.zeros(600), y)))
+    assert len(w) > 5 and (loss == "logistic" or np.sum(y * (F @ w) < 1) > 0)  # the hinge's kink is crossed
+    for v in np.random.default_rng(3).standard_normal((20, len(w))):
+        assert objective(w + 1e-3 * v) > objective(w)
 
 
 @pytest.mark.parametrize("loss", ["square", "logistic", "squared_hinge", "hinge"])

@@ -40,13 +40,13 @@ from typing import ClassVar
 import numpy as np
 
 from okl.dictionary.history import History
-from okl.dictionary.kors import KORS
+from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.nystrom import TOL, NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.kernel_awv import KernelParams
 from okl.linalg.online_ridge import OnlineRidge
-from okl.validation import positive
+from okl.validation import one_of, positive
 
 SUB = 512  # rounds embedded at a time (their features stay in cache)
 LONGEST = 131072  # rounds per block at most (see ``next_block``)
@@ -54,11 +54,13 @@ LONGEST = 131072  # rounds per block at most (see ``next_block``)
 
 @dataclass(frozen=True)
 class NystromParams(KernelParams):
-    """sigma, lam as Kernel-AWV; KORS's mu (RLS regularisation μ), eps (ε), beta (β) and seed."""
+    """sigma, lam as Kernel-AWV; KORS's mu (RLS regularisation μ), eps (ε), beta (β), kors (weights) and
+    seed."""
 
     mu: float = 1.0
     eps: float = 0.5
     beta: float = 1.0
+    kors: str = "eq4"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -66,6 +68,7 @@ class NystromParams(KernelParams):
         positive("mu", self.mu)
         positive("eps", self.eps)
         positive("beta", self.beta)
+        one_of("kors", self.kors, WEIGHTS)
 
 
 @register("pkawv_nystrom")
@@ -79,7 +82,7 @@ class PKAWVNystrom(BlockLearner):
         super().__init__(d, horizon=horizon, **params)
         p = self.params
         kernel = Kernel("gaussian", p.sigma)
-        self.kors = KORS(d, kernel, p.mu, p.eps, p.beta, p.seed)
+        self.kors = KORS(d, kernel, p.mu, p.eps, p.beta, p.seed, weights=p.kors)
         self.map = NystromMap(d, kernel)
         self.ridge = OnlineRidge(0, p.lam, awv=self.awv)
         self.history = History(d, self.name)

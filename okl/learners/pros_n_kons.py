@@ -35,7 +35,7 @@ from typing import ClassVar
 import numba
 import numpy as np
 
-from okl.dictionary.kors import KORS
+from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
@@ -47,7 +47,7 @@ from okl.validation import integer_at_least, one_of, positive
 class ProsNKonsParams:
     """sigma: bandwidth; alpha: ONS regularisation α; gamma, eps, beta: KORS's γ, ε, β; C: prediction
     bound; loss; eta: constant step replacing σ_t/2 (None: Figure 1, and 1 when σ = 0); budget: J_max
-    (None: none); seed."""
+    (None: none); kors: KORS's weights (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); seed."""
 
     sigma: float = 8.0
     alpha: float = 1.0
@@ -58,12 +58,14 @@ class ProsNKonsParams:
     loss: str = "square"
     eta: float | None = None
     budget: int | None = None
+    kors: str = "eq4"
     seed: int = 0
 
     def __post_init__(self) -> None:
         for key in ("sigma", "alpha", "gamma", "eps", "beta", "C"):
             positive(key, getattr(self, key))
         one_of("loss", self.loss, TRAINING)
+        one_of("kors", self.kors, WEIGHTS)
         if self.eta is not None:
             positive("eta", self.eta)
         if self.budget is not None:
@@ -81,7 +83,7 @@ class ProsNKons(BlockLearner):
         super().__init__(d, horizon=horizon, **params)
         p = self.params
         kernel = Kernel("gaussian", p.sigma)
-        self.kors = KORS(d, kernel, p.gamma, p.eps, p.beta, p.seed, budget=p.budget)
+        self.kors = KORS(d, kernel, p.gamma, p.eps, p.beta, p.seed, budget=p.budget, weights=p.kors)
         self.map = NystromMap(d, kernel)
         half_sigma = curvature(p.loss, p.C) / 2.0
         self.eta = p.eta if p.eta is not None else half_sigma if half_sigma > 0 else 1.0

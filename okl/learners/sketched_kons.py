@@ -17,22 +17,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from okl.dictionary.kors import KORS
+from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.uniforms import Uniforms
 from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.kons import KONS, KONSParams
 from okl.seeding import rng
-from okl.validation import non_negative, positive
+from okl.validation import non_negative, one_of, positive
 
 
 @dataclass(frozen=True)
 class SketchedKONSParams(KONSParams):
-    """KONS's keys plus gamma (γ, the least sampling probability), eps (ε), beta (β), seed."""
+    """KONS's keys plus gamma (γ, the least sampling probability), eps (ε), beta (β), kors (KORS's
+    weights), seed."""
 
     gamma: float = 0.0
     eps: float = 0.5
     beta: float = 1.0
+    kors: str = "eq4"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -42,6 +44,7 @@ class SketchedKONSParams(KONSParams):
             raise ConfigError(f"gamma is a probability: it must be in [0, 1] (got {self.gamma!r})")
         positive("eps", self.eps)
         positive("beta", self.beta)
+        one_of("kors", self.kors, WEIGHTS)
 
 
 @register("sketched_kons")
@@ -53,7 +56,7 @@ class SketchedKONS(KONS):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
-        self.kors = KORS(d, self.kernel, p.alpha, p.eps, p.beta, p.seed, stream="sketched_kons/kors")
+        self.kors = KORS(d, self.kernel, p.alpha, p.eps, p.beta, p.seed, stream="sketched_kons/kors", weights=p.kors)
         self.coins = Uniforms(rng(p.seed, "sketched_kons/coins"))
 
     def _keep(self, x: np.ndarray, g: float, eta: float) -> bool:
