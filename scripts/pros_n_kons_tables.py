@@ -27,6 +27,7 @@ import pandas as pd
 from hydra import compose, initialize_config_module
 
 from okl import config, runner
+from okl.dictionary.kors import WEIGHTS
 from okl.sink import ROUNDS, read_manifest
 
 # dataset: (task, paper rows {learner: (loss mean, loss std, #SV, seconds)})
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["casp", "cadata", "cpusmall", "parkinson", "cod_rna"])
     parser.add_argument("--learners", nargs="+", default=["fogd", "nogd", "pros_n_kons", "con_kons", "b_kons", "batch"])
     parser.add_argument("--sigma", type=float, help="bandwidth (default: the presets' σ = 4)")
-    parser.add_argument("--kors", choices=["eq4", "code"], help="KORS weights (default: the presets' code)")
+    parser.add_argument("--kors", choices=sorted(WEIGHTS), help="KORS weights (default: the presets' code)")
     args = parser.parse_args()
     settings = [f"{key}={value}" for key in ("sigma", "kors") if (value := getattr(args, key)) is not None]
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -14,8 +14,8 @@ logistic) by Newton's method with backtracking (the squared hinge with its gener
 2 Σ_{y_t z_t < 1} φ̃_t φ̃_tᵀ + 2αI, as in Chapelle's primal SVM), until a step changes no weight by more
 than 1e-12 of the largest (each step one O(n j²) Hessian). A run of the tables' squared-hinge BATCH
 took 122 s on cod-rna and 228 s on ijcnn1 with L-BFGS to a gradient of 1e-10, 6.5 s and 22 s with
-Newton, whose solutions the tests check by their vanishing gradient. The hinge loss is not offered (non-smooth; the
-paper does not say how its BATCH was solved).
+Newton, whose solutions the tests check by their vanishing gradient. The hinge loss is not offered
+(non-smooth; the paper does not say how its BATCH was solved).
 """
 
 from __future__ import annotations
