@@ -61,7 +61,7 @@ def _list(specs, data, mirror) -> int:
     for spec in specs:
         states = []
         for part in spec.parts:
-            if any(cache.read_meta(d) for d in _caches(data, spec, part.name)):
+            if any(cache.current(d, spec, part.name) for d in _caches(data, spec, part.name)):
                 state = "cached"
             elif found := cache.locate(spec, part.name, data, mirror):
                 state = f"raw in {found[1][0].origin}"

@@ -3,6 +3,7 @@
 import gzip
 import hashlib
 import http.server
+import json
 import threading
 import urllib.request
 from functools import partial
@@ -126,6 +127,21 @@ def test_cache_holds_exactly_the_raw_parse_and_is_reused(no_data, monkeypatch):
     assert cache.build(spec, "all", None, no_data, None, allow_download=False) == directory
     meta = cache.read_meta(directory)
     assert meta["rows"] == 700 and meta["files"][0]["checked"] is False  # SUSY publishes no checksum
+
+
+def test_a_cache_parsed_with_another_format_is_parsed_again(no_data, monkeypatch):
+    """A catalog change to a part's format (columns, target) must not be served from an old cache."""
+    write_susy(no_data, n=300)
+    spec = SPECS["susy"]
+    directory = cache.build(spec, "all", None, no_data, None, allow_download=False)
+    meta = cache.read_meta(directory)
+    assert meta["format"] == repr(spec.part("all").sources[0].format)
+    (directory / "meta.json").write_text(json.dumps({**meta, "format": "Delimited(features=('old',))"}))
+    assert cache.current(directory, spec, "all") is None
+    calls, parse = [], parsers.parse
+    monkeypatch.setattr(parsers, "parse", lambda *a: calls.append(1) or parse(*a))
+    cache.build(spec, "all", None, no_data, None, allow_download=False)
+    assert calls == [1] and cache.current(directory, spec, "all") is not None
 
 
 def test_chunked_stream_equals_whole_file_loading(no_data, monkeypatch):

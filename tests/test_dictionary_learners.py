@@ -300,9 +300,10 @@ def test_kons_default_step_is_the_curvature_of_assumption_2():
     assert relative_gap(a, explicit_ons(X, y, 1.0, 2.0, 1 / 32)) < 1e-10  # σ = 1/(8C²)
 
 
-@pytest.mark.parametrize(("loss", "eta"), [("square", 1 / 16), ("logistic", math.exp(-1) / 2), ("hinge", 1.0)])
-def test_pros_n_kons_step_is_half_the_curvature_and_one_for_the_hinge(loss, eta):
-    """Figure 1's σ_t/2; the hinge (σ = 0) takes the documented η = 1, and ``eta`` overrides both."""
+@pytest.mark.parametrize(("loss", "eta"), [("square", 1 / 8), ("logistic", math.exp(-1)), ("hinge", 1.0)])
+def test_pros_n_kons_step_is_the_curvature_and_one_for_the_hinge(loss, eta):
+    """η_t = σ (Theorems 1-2 need η_t ≥ σ; KONS's Theorem 1 sets η_t = σ), not Figure 1's printed σ_t/2;
+    the hinge (σ = 0) takes the documented η = 1, and ``eta`` overrides both."""
     assert LEARNERS.get("pros_n_kons")(3, loss=loss, C=1.0).eta == pytest.approx(eta)
     assert LEARNERS.get("pros_n_kons")(3, loss=loss, eta=0.2).eta == 0.2
 
@@ -319,7 +320,7 @@ def test_sketched_kons_with_gamma_one_is_kons_and_smaller_gamma_keeps_fewer_grad
 
 def test_pros_n_kons_with_a_fixed_dictionary_is_kons_in_the_embedded_space():
     """After B-KONS's last restart the embedding never changes: from that round on it is KONS with the
-    linear kernel on φ̃, η = σ/2, started from w = 0, A = αI (Figure 1)."""
+    linear kernel on φ̃ with KONS's own default step η = σ, started from w = 0, A = αI (Figure 1)."""
     X, y = stream(400, 3)
     learner = LEARNERS.get("b_kons")(3, sigma=0.5, alpha=0.5, gamma=0.5, budget=5, seed=2)
     pred = play_blocks(learner, X, y, (64,))
@@ -327,7 +328,7 @@ def test_pros_n_kons_with_a_fixed_dictionary_is_kons_in_the_embedded_space():
     assert restarts[-1] == 5
     last = int(learner.kors.index[-1]) + 1  # the round after the last addition resets
     F = learner.map.transform(X[last:])
-    kons = LEARNERS.get("kons")(F.shape[1], kernel="linear", alpha=0.5, C=1.0, eta=curvature("square", 1.0) / 2)
+    kons = LEARNERS.get("kons")(F.shape[1], kernel="linear", alpha=0.5, C=1.0)
     assert relative_gap(pred[last:], play_loop(kons, F, y[last:])) < 1e-10
 
 

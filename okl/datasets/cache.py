@@ -5,7 +5,8 @@ Layout, under the data directory (:mod:`okl.datasets.sources`)::
     <dataset>/cache/<part>[-<target>]-v<VERSION>/
         x.bin      X, rows × d, C order (float64; uint8 for MNIST pixels)
         y.bin      y, raw labels or targets (float64; uint8 for MNIST)
-        meta.json  rows, d, dtypes, the source file, its content sha256, parse time
+        meta.json  rows, d, dtypes, the source file, its content sha256, parse time, and the parsing
+                   format; a cache whose format is no longer the catalog's is parsed again
 
 Row-major flat arrays (not Parquet) because a shuffled stream gathers whole rows at random: one
 contiguous read per row, straight from the page cache. A part is parsed in bounded chunks written as
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from okl.datasets import parsers
-from okl.datasets.catalog import Spec
+from okl.datasets.catalog import Format, Spec
 from okl.datasets.sources import HashingReader, Located, check_mirror_copy, download, find, mismatch, open_content
 from okl.errors import DataError
 
@@ -45,6 +46,21 @@ def read_meta(directory: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return meta if meta.get("version") == VERSION else None
+
+
+def parsing(source_format: Format, target: str | None) -> Format:
+    """The format a part is parsed with when ``target`` is chosen (None: the catalog's); where the format
+    names no feature columns, the catalog's target becomes a feature."""
+    if target is None or target == source_format.target:
+        return source_format
+    return dataclasses.replace(source_format, target=target)
+
+
+def current(directory: Path, spec: Spec, part: str) -> dict | None:
+    """The cache's meta if it was parsed with a format the catalog still gives ``part``, else None."""
+    meta = read_meta(directory)
+    formats = [repr(parsing(s.format, meta["target"])) for s in spec.part(part).sources] if meta else []
+    return meta if meta and meta.get("format") in formats else None
 
 
 def locate(spec: Spec, part: str, data: Path, mirror: Path | None) -> tuple[int, list[Located]] | None:
@@ -85,15 +101,13 @@ def obtain(spec: Spec, part: str, data: Path, mirror: Path | None, allow_downloa
 def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | None, allow_download: bool) -> Path:
     """Parse ``part`` into its cache directory (if it is not there yet) and return the directory."""
     directory = cache_dir(data, spec, part, target)
-    if read_meta(directory):
+    if current(directory, spec, part):
         return directory
     index, located = obtain(spec, part, data, mirror, allow_download)
     source = spec.part(part).sources[index]
     for file in located:
         check_mirror_copy(file)
-    fmt = source.format
-    if target is not None and target != fmt.target:
-        fmt = dataclasses.replace(fmt, target=target)  # the default target becomes a feature
+    fmt = parsing(source.format, target)
     readers: list[HashingReader] = []
 
     def opener(file: Located):
@@ -129,6 +143,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
         "dataset": spec.name,
         "part": part,
         "target": target,
+        "format": repr(fmt),
         "rows": rows,
         "d": d,
         "dtypes": dtypes,

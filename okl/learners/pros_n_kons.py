@@ -5,23 +5,31 @@ dictionary changes. In epoch j the map φ̃(x) = Σ_j⁻¹U_jᵀΦ_jᵀφ(x) ∈
 ONS step in R^j (Figure 1, lines 12-17):
 
     υ_t = ω_{t-1} − Ã_{t-1}⁻¹ g̃_{t-1},    ω_t = υ_t − h(φ̃_tᵀυ_t) / (φ̃_tᵀÃ_{t-1}⁻¹φ̃_t) · Ã_{t-1}⁻¹φ̃_t,
-    ŷ_t = φ̃_tᵀω_t,   g̃_t = ℓ'_t(ŷ_t) φ̃_t,   Ã_t = Ã_{t-1} + (σ_t/2) g̃_t g̃_tᵀ.
+    ŷ_t = φ̃_tᵀω_t,   g̃_t = ℓ'_t(ŷ_t) φ̃_t,   Ã_t = Ã_{t-1} + η_t g̃_t g̃_tᵀ.
 
 Reset (lines 6-10): at the round after KORS added a point (z_{t-1} = 1, the paper's condition), the
 map is rebuilt on the new dictionary, Ã_{t-1} = αI and ω_t = 0, so that round predicts 0.
 
 Choices: the embedding is the Cholesky basis of :mod:`okl.dictionary.nystrom` (an orthogonal change
-of basis of Σ⁻¹Uᵀ; ONS is invariant under it). σ_t is the curvature of Assumption 2 for the loss
-on [−C, C] (:func:`okl.losses.curvature`); ``eta`` replaces σ_t/2 by a constant. The hinge loss, which
-the paper trains its classifiers with (§5), has σ_t = 0, outside its Theorem 1; Figure 1 read literally
-is then projected gradient descent with step 1/α (100 at α = 0.01). Choice: η = 1 for σ = 0 (Ã then
-accumulates the gradients, a full-matrix AdaGrad-like step). Measured on the first 40,000 rounds of
-ijcnn1 (α = γ = 0.01, C = 1): error 34% with η = 0, 25% with KONS's 1/(LC√t), 12.2% / 10.9% / 10.9%
-with η = 0.3 / 1 / 3 (the paper: 10.73% on the whole stream); B-KONS on cod-rna (C = 10): 4.6% / 4.8% /
-5.7% with η = 0.1 / 1 / 10 (the paper: 4.57%). With the hinge, C = 1 confines every prediction to the
-margin and the projection then undoes most steps (B-KONS on cod-rna: 25.9%); Table 2's script uses
-C = 10. A round costs O(j d + j²) (embedding, one matrix-vector product, one rank-one update) in a
-compiled loop; the embedding of a block is one matrix product.
+of basis of Σ⁻¹Uᵀ; ONS is invariant under it).
+
+Step η_t: Figure 1 lists "step-sizes η_t" as its input but prints the update with σ_t/2, while
+Theorems 1-2 hold "if η_t ≥ σ" and §3 calls each round "an exact KONS update", whose Theorem 1 sets
+η_t = σ (:mod:`okl.learners.kons`). Choice: η_t = σ, the curvature of Assumption 2 for the loss on
+[−C, C] (:func:`okl.losses.curvature`; 1/(8C²) for the square loss, Theorem 2's value); σ_t/2 would
+break the theorems' condition. It also reproduces Table 1 (presets ``pros_n_kons_regression``, 10
+seeds): casp 0.0677, cadata 0.0308, cpusmall 0.0233 against the paper's 0.0677, 0.0310, 0.0249, where
+σ/2 gives 0.0693, 0.0326, 0.0264. ``eta`` replaces σ by a constant.
+
+The hinge loss, which the paper trains its classifiers with (§5), has σ = 0, outside its Theorem 1;
+Figure 1 read literally is then projected gradient descent with step 1/α (100 at α = 0.01). Choice:
+η = 1 for σ = 0 (Ã then accumulates the gradients, a full-matrix AdaGrad-like step). Measured on the
+first 40,000 rounds of ijcnn1 (α = γ = 0.01, C = 1): error 34% with η = 0, 25% with KONS's 1/(LC√t),
+12.2% / 10.9% / 10.9% with η = 0.3 / 1 / 3 (the paper: 10.73% on the whole stream); B-KONS on cod-rna
+(C = 10): 4.6% / 4.8% / 5.7% with η = 0.1 / 1 / 10 (the paper: 4.57%). With the hinge, C = 1 confines
+every prediction to the margin and the projection then undoes most steps (B-KONS on cod-rna: 25.9%);
+Table 2's script uses C = 10. A round costs O(j d + j²) (embedding, one matrix-vector product, one
+rank-one update) in a compiled loop; the embedding of a block is one matrix product.
 
 Variants: ``con_kons`` maps the state into the new embedding instead of resetting; ``b_kons``
 stops growing the dictionary at J_max.
@@ -46,7 +54,7 @@ from okl.validation import integer_at_least, one_of, positive
 @dataclass(frozen=True)
 class ProsNKonsParams:
     """sigma: bandwidth; alpha: ONS regularisation α; gamma, eps, beta: KORS's γ, ε, β; C: prediction
-    bound; loss; eta: constant step replacing σ_t/2 (None: Figure 1, and 1 when σ = 0); budget: J_max
+    bound; loss; eta: constant step η_t (None: σ of Assumption 2, and 1 when σ = 0); budget: J_max
     (None: none); kors: KORS's weights (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); seed."""
 
     sigma: float = 8.0
@@ -85,8 +93,8 @@ class ProsNKons(BlockLearner):
         kernel = Kernel("gaussian", p.sigma)
         self.kors = KORS(d, kernel, p.gamma, p.eps, p.beta, p.seed, budget=p.budget, weights=p.kors)
         self.map = NystromMap(d, kernel)
-        half_sigma = curvature(p.loss, p.C) / 2.0
-        self.eta = p.eta if p.eta is not None else half_sigma if half_sigma > 0 else 1.0
+        sigma = curvature(p.loss, p.C)
+        self.eta = p.eta if p.eta is not None else sigma if sigma > 0 else 1.0
         self._loss = TRAINING[p.loss]
         self.w = np.zeros(0)  # υ for the next round, before projection
         self.omega = np.zeros(0)  # ω of the last round
