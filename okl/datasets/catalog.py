@@ -149,7 +149,7 @@ def _libsvm(part: str, rows: int, d: int, name: str, mirror: str, content: str, 
 PARKINSON_TARGETS = ("total_UPDRS", "motor_UPDRS")
 # The 16 biomedical voice measures, from which "the main aim of the data is to predict the motor and total
 # UPDRS scores" (parkinsons_updrs.names). Left out: subject#, age, sex, test_time and the other UPDRS score
-# (motor_UPDRS is part of total_UPDRS: as a feature it made the BATCH loss 0.0046, ten times the paper's).
+# (motor_UPDRS is part of total_UPDRS: as a feature it made the BATCH loss 0.0046, a tenth of the paper's).
 PARKINSON_VOICE = (
     "Jitter(%)", "Jitter(Abs)", "Jitter:RAP", "Jitter:PPQ5", "Jitter:DDP", "Shimmer", "Shimmer(dB)", "Shimmer:APQ3",
     "Shimmer:APQ5", "Shimmer:APQ11", "Shimmer:DDA", "NHR", "HNR", "RPDE", "DFA", "PPE",

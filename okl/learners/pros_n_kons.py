@@ -22,14 +22,15 @@ seeds): casp 0.0677, cadata 0.0308, cpusmall 0.0233 against the paper's 0.0677, 
 σ/2 gives 0.0693, 0.0326, 0.0264. ``eta`` replaces σ by a constant.
 
 The hinge loss, which the paper trains its classifiers with (§5), has σ = 0, outside its Theorem 1;
-Figure 1 read literally is then projected gradient descent with step 1/α (100 at α = 0.01). Choice:
-η = 1 for σ = 0 (Ã then accumulates the gradients, a full-matrix AdaGrad-like step). Measured on the
-first 40,000 rounds of ijcnn1 (α = γ = 0.01, C = 1): error 34% with η = 0, 25% with KONS's 1/(LC√t),
-12.2% / 10.9% / 10.9% with η = 0.3 / 1 / 3 (the paper: 10.73% on the whole stream); B-KONS on cod-rna
-(C = 10): 4.6% / 4.8% / 5.7% with η = 0.1 / 1 / 10 (the paper: 4.57%). With the hinge, C = 1 confines
-every prediction to the margin and the projection then undoes most steps (B-KONS on cod-rna: 25.9%);
-Table 2's script uses C = 10. A round costs O(j d + j²) (embedding, one matrix-vector product, one
-rank-one update) in a compiled loop; the embedding of a block is one matrix product.
+Figure 1 read literally is then projected gradient descent with step 1/α (100 at α = 0.01). Choice: η =
+1 for σ = 0 (Ã then accumulates the gradients, a full-matrix AdaGrad-like step). Measured on the first
+40,000 rounds of ijcnn1 (α = γ = 0.01, C = 1): error 34% with η = 0, 25% with KONS's 1/(LC√t), 12.2% /
+10.9% / 10.9% with η = 0.3 / 1 / 3 (the paper: 10.73% on the whole stream); B-KONS on cod-rna (C = 10):
+4.6% / 4.8% / 5.7% with η = 0.1 / 1 / 10 (the paper: 4.57%). With the hinge, C = 1 confines every
+prediction to the margin and the projection then undoes most steps (B-KONS on cod-rna: 25.9%); Table
+2's script uses C = 10 and η = 0.1 (its ``HINGE_ETA`` gives the measurements). A round costs O(j d +
+j²) (embedding, one matrix-vector product, one rank-one update) in a compiled loop; the embedding of a
+block is one matrix product.
 
 Variants: ``con_kons`` maps the state into the new embedding instead of resetting; ``b_kons``
 stops growing the dictionary at J_max.
