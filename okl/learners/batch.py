@@ -91,12 +91,12 @@ class Batch(Learner):
     def prepared(self) -> None:
         self.map.extend(self.kors.X)
         m, alpha = self.map.dim, self.params.alpha
-        G, b = np.zeros((m, m)), np.zeros(m)
-        for X, y in self._chunks:
-            F = self.map.transform(X)
-            G += F.T @ F
-            b += F.T @ y
         if self.params.loss == "square":
+            G, b = np.zeros((m, m)), np.zeros(m)
+            for X, y in self._chunks:
+                F = self.map.transform(X)
+                G += F.T @ F
+                b += F.T @ y
             self.w = np.linalg.solve(G + alpha * np.eye(m), b)
         else:
             F = np.concatenate([self.map.transform(X) for X, _ in self._chunks])
