@@ -213,3 +213,45 @@ def test_bad_hyperparameters_raise_one_line_config_errors():
         KRR(3, gamma=2)
     with pytest.raises(ConfigError, match="d must be an integer >= 1"):
         KRR(0)
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_read_only_inputs_give_the_same_numbers(name):
+    """Parquet columns and memory-mapped caches reach learners as read-only arrays (dataset=replay
+    crashed compiled kernels with them): every path must accept them and give the same numbers."""
+    X, y = stream(300, 3)
+    frozen_X, frozen_y = X.copy(), y.copy()
+    frozen_X.flags.writeable = frozen_y.flags.writeable = False
+    a, b = make(name), make(name)
+    np.testing.assert_array_equal(play_blocks(a, frozen_X, frozen_y, (64, 1)), play_blocks(b, X, y, (64, 1)))
+    np.testing.assert_array_equal(a.predict_many(frozen_X[:20]), b.predict_many(X[:20]))
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_predict_many_is_the_next_rounds_prediction(name):
+    """predict_many (held-out scoring, adversaries) equals predict_one row by row and leaves the learner
+    as it was (pkawv_nystrom_beforehand raised ValueError here)."""
+    X, y = stream(100, 3)
+    far = 3 + np.random.default_rng(9).random((10, 3))  # far from the stream: a dictionary would take them
+    queries = np.vstack([X[:10] + 0.01, far])
+    learner = make(name)
+    play_blocks(learner, X, y, (32,))
+    many = learner.predict_many(queries)
+    np.testing.assert_allclose(many, [learner.predict_one(x) for x in queries], rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(learner.predict_many(queries), many)
+
+
+def test_beforehand_queries_project_on_the_fixed_span():
+    """pkawv_nystrom_beforehand's span is fixed before round 1: a query KORS would take (the online
+    learner's path, which needs a history this learner does not keep) is projected like a round."""
+    import copy
+
+    X, y = stream(100, 3)
+    learner = make("pkawv_nystrom_beforehand", mu=0.01)
+    play_blocks(learner, X, y, (32,))
+    far = 3 + np.random.default_rng(9).random((10, 3))
+    assert learner.kors.peek_many(far).all()
+    many = learner.predict_many(far)
+    for x, expected in zip(far, many, strict=True):
+        played = copy.deepcopy(learner).predict_learn_block(x[None, :], np.zeros(1))
+        assert played[0] == pytest.approx(expected, rel=1e-10, abs=1e-15)

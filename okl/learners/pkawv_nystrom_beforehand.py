@@ -39,5 +39,7 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
     def _selected(self, X: np.ndarray) -> np.ndarray:
         return np.zeros(len(X), dtype=bool)
 
-    def predict_one(self, x: np.ndarray) -> float:
-        return self.ridge.predict(self.map.transform(x)[0]) if self.map.dim else 0.0
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        """Predictions at the rows of X as the coming round: the span is fixed, so a query is projected
+        on it (no query joins the dictionary, unlike the online learner's)."""
+        return self.ridge.predict_many(self.map.transform(X)) if self.map.dim else np.zeros(len(X))

@@ -22,6 +22,18 @@ import numba
 import numpy as np
 from numba import types
 from numba.extending import get_cython_function_address
+from numba.types import float64 as f8
+from numba.types import int32 as i4
+from numba.types import uint8 as u1
+from numba.types import void
+
+# The matrices and vectors a routine only reads are declared read-only: a writable array converts to
+# that type, so arrays that numpy marks read-only (Parquet columns, memory-mapped caches, a caller's
+# frozen input) are accepted as well; outputs must be writable.
+IN2 = types.Array(f8, 2, "A", readonly=True)
+IN1 = types.Array(f8, 1, "C", readonly=True)
+OUT2 = types.Array(f8, 2, "A")
+OUT1 = types.Array(f8, 1, "C")
 
 LEFT, RIGHT, LOWER, UPPER, NO_TRANS, TRANS = (ord(c) for c in "LRLUNT")
 _NON_UNIT = ord("N")
@@ -59,7 +71,7 @@ def _chars(*flags):
     return np.array(flags, dtype=np.uint8)
 
 
-@numba.njit("void(u1, u1, f8, f8[:, :], f8[:, :], f8, f8[:, :])", nogil=True, cache=True)
+@numba.njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True, cache=True)
 def dgemm(transa: int, transb: int, alpha: float, A: np.ndarray, B: np.ndarray, beta: float, C: np.ndarray):
     """C ← α op(A) op(B) + β C."""
     m, n = C.shape
@@ -73,7 +85,7 @@ def dgemm(transa: int, transb: int, alpha: float, A: np.ndarray, B: np.ndarray, 
     )  # fmt: skip
 
 
-@numba.njit("void(u1, u1, f8, f8[:, :], f8[:, :], f8, f8[:, :])", nogil=True, cache=True)
+@numba.njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True, cache=True)
 def dsymm(side: int, uplo: int, alpha: float, A: np.ndarray, B: np.ndarray, beta: float, C: np.ndarray):
     """C ← α A B + β C (side ``LEFT``) or α B A + β C (``RIGHT``), A symmetric, its ``uplo`` triangle read."""
     m, n = C.shape
@@ -86,7 +98,7 @@ def dsymm(side: int, uplo: int, alpha: float, A: np.ndarray, B: np.ndarray, beta
     )  # fmt: skip
 
 
-@numba.njit("void(u1, u1, f8, f8[:, :], f8, f8[:, :])", nogil=True, cache=True)
+@numba.njit(void(u1, u1, f8, IN2, f8, OUT2), nogil=True, cache=True)
 def dsyrk(uplo: int, trans: int, alpha: float, A: np.ndarray, beta: float, C: np.ndarray):
     """C ← α A Aᵀ + β C (``NO_TRANS``) or α Aᵀ A + β C (``TRANS``), on C's ``uplo`` triangle."""
     n = C.shape[0]
@@ -100,7 +112,7 @@ def dsyrk(uplo: int, trans: int, alpha: float, A: np.ndarray, beta: float, C: np
     )  # fmt: skip
 
 
-@numba.njit("void(u1, u1, u1, f8, f8[:, :], f8[:, :])", nogil=True, cache=True)
+@numba.njit(void(u1, u1, u1, f8, IN2, OUT2), nogil=True, cache=True)
 def dtrmm(side: int, uplo: int, transa: int, alpha: float, A: np.ndarray, B: np.ndarray):
     """B ← α op(A) B (side ``LEFT``) or α B op(A) (``RIGHT``), A triangular (non-unit diagonal)."""
     m, n = B.shape
@@ -113,7 +125,7 @@ def dtrmm(side: int, uplo: int, transa: int, alpha: float, A: np.ndarray, B: np.
     )  # fmt: skip
 
 
-@numba.njit("void(u1, f8, f8[:, :], f8[::1], f8, f8[::1])", nogil=True, cache=True)
+@numba.njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True, cache=True)
 def dgemv(trans: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y: np.ndarray):
     """y ← α op(A) x + β y (x and y contiguous)."""
     m, n = A.shape
@@ -126,7 +138,7 @@ def dgemv(trans: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y
     )  # fmt: skip
 
 
-@numba.njit("i4(u1, f8[:, :])", nogil=True, cache=True)
+@numba.njit(i4(u1, OUT2), nogil=True, cache=True)
 def dpotrf(uplo: int, A: np.ndarray) -> int:
     """Cholesky factor of A in its ``uplo`` triangle (the other is left as it was); LAPACK's info."""
     flags = _chars(uplo)
@@ -135,7 +147,7 @@ def dpotrf(uplo: int, A: np.ndarray) -> int:
     return dims[2]
 
 
-@numba.njit("i4(u1, f8[:, :])", nogil=True, cache=True)
+@numba.njit(i4(u1, OUT2), nogil=True, cache=True)
 def dtrtri(uplo: int, A: np.ndarray) -> int:
     """Inverse of the triangular A (non-unit diagonal) in place; LAPACK's info."""
     flags = _chars(uplo, _NON_UNIT)
