@@ -100,6 +100,7 @@ def _fetch(specs, data, mirror) -> int:
 def _verify(specs, data, mirror) -> int:
     from okl.datasets import cache
     from okl.datasets.sources import content_sha256, find
+    from okl.errors import OklError
 
     bad = 0
     for spec in specs:
@@ -109,7 +110,12 @@ def _verify(specs, data, mirror) -> int:
                     located = find(spec, file, data, mirror)
                     if located is None:
                         continue
-                    found = content_sha256(located.path, file.member)
+                    try:
+                        found = content_sha256(located.path, file.member)
+                    except OklError as exc:  # empty, truncated, not the format its name says: report, go on
+                        bad += 1
+                        print(f"{spec.name}/{part.name}: UNREADABLE: {exc}")
+                        continue
                     if file.content_sha256 is None:
                         verdict = f"no published sha256 (content {found})"
                     elif found == file.content_sha256:

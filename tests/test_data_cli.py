@@ -59,3 +59,22 @@ def test_a_real_dataset_runs_end_to_end_from_the_mirror(okl_run, results_root, m
     (manifest,) = results_root.glob("learner=pkrr_taylor/dataset=cod_rna/seed=0/run=*/run.json")
     (source,) = json.loads(manifest.read_text())["dataset_files"]
     assert source["part"] == "test" and source["content_sha256"].startswith("58cff16d") and source["checked"]
+
+
+def test_verify_checks_every_file_and_reports_unreadable_ones_in_one_line(okl_data, no_data, tmp_path):
+    """An empty, truncated or mislabelled file got a traceback (EOFError, LZMAError) and stopped the check."""
+    import lzma
+
+    mirror = tmp_path / "mirror"
+    (mirror / "cod-rna").mkdir(parents=True)
+    (mirror / "cod-rna" / "cod-rna.t.xz").write_bytes(b"")
+    (mirror / "cod-rna" / "cod-rna.xz").write_bytes(lzma.compress(b"-1 1:2\n" * 1000)[:40])
+    (no_data / "ijcnn1").mkdir(parents=True)
+    (no_data / "ijcnn1" / "ijcnn1.t.bz2").write_bytes(b"not bzip2 at all")
+    (no_data / "casp").mkdir(parents=True)
+    (no_data / "casp" / "CASP.csv").write_text('"RMSD","F1"\n1,2\n')
+    code, out, err = okl_data("--mirror", str(mirror), "verify", "cod_rna", "ijcnn1", "casp")
+    assert code == 1 and err == ""
+    unreadable = [line for line in out.splitlines() if "UNREADABLE" in line]
+    assert len(unreadable) == 3 and all("replace it, or remove it and run okl-data fetch" in u for u in unreadable)
+    assert "casp/all" in out and "MISMATCH" in out and out.endswith("4 problem(s) found\n")

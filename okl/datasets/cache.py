@@ -112,7 +112,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
 
     def opener(file: Located):
         def first_pass():
-            readers.append(HashingReader(open_content(file.path, file.file.member)))
+            readers.append(HashingReader(open_content(file.path, file.file.member), file.path))
             return readers[-1]
 
         return first_pass

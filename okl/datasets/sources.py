@@ -21,6 +21,7 @@ import os
 import shutil
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -60,9 +61,28 @@ def find(spec: Spec, file: File, data: Path, mirror: Path | None) -> Located | N
     return None
 
 
+# What a decompressor raises on an empty, truncated or mislabelled file.
+UNREADABLE = (EOFError, OSError, lzma.LZMAError, zlib.error, zipfile.BadZipFile)
+
+
+def unreadable(path: Path, exc: BaseException) -> DataError:
+    what = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DataError(
+        f"{path}: cannot be read ({what}): it is empty, truncated or not the format its name says; "
+        f"replace it, or remove it and run okl-data fetch"
+    )
+
+
 def open_content(path: Path, member: str | None = None, name: str | None = None) -> BinaryIO:
     """A binary stream of the decompressed content of ``path``, by the suffix of ``name`` (default: its own)."""
     suffix = Path(name or path).suffix
+    try:
+        return _open(path, suffix, member)
+    except UNREADABLE as exc:
+        raise unreadable(path, exc) from None
+
+
+def _open(path: Path, suffix: str, member: str | None) -> BinaryIO:
     if suffix == ".gz":
         return gzip.open(path, "rb")
     if suffix == ".bz2":
@@ -79,18 +99,25 @@ def open_content(path: Path, member: str | None = None, name: str | None = None)
 
 
 class HashingReader:
-    """Wraps a binary stream and hashes every byte read through it (``read`` and ``readinto``)."""
+    """Wraps the binary stream of ``path``'s content and hashes every byte read through it (``read`` and
+    ``readinto``); a decompression error becomes a one-line :class:`DataError` naming the file."""
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream, self.sha = stream, hashlib.sha256()
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
+        self.stream, self.path, self.sha = stream, path, hashlib.sha256()
 
     def read(self, size: int = -1) -> bytes:
-        data = self.stream.read(size)
+        try:
+            data = self.stream.read(size)
+        except UNREADABLE as exc:
+            raise unreadable(self.path, exc) from None
         self.sha.update(data)
         return data
 
     def readinto(self, buffer) -> int:
-        n = self.stream.readinto(buffer)
+        try:
+            n = self.stream.readinto(buffer)
+        except UNREADABLE as exc:
+            raise unreadable(self.path, exc) from None
         self.sha.update(memoryview(buffer)[:n])
         return n
 
@@ -127,7 +154,7 @@ def sha256_of(path: Path) -> str:
 
 def content_sha256(path: Path, member: str | None = None, name: str | None = None) -> str:
     with open_content(path, member, name) as stream:
-        return HashingReader(stream).finish()
+        return HashingReader(stream, path).finish()
 
 
 def mismatch(path: Path, what: str, found: str, expected: str) -> DataError:
