@@ -22,6 +22,7 @@ from okl.datasets import DATASETS, Dataset
 from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError
 from okl.learners import LEARNERS, Learner
+from okl.learners.raker import STEPS
 from okl.registry import identity
 from okl.regret import COMPARATORS, Comparator
 from okl.sink import SINKS
@@ -39,7 +40,8 @@ class RunConfig:
     clock budget of the learner (None: none); block: rounds per learner call (1: the per-round
     loop); progress: show a progress bar (single runs only); checkpoints: evenly spaced rounds at
     which a dataset's held-out set is scored (``test.parquet``; 0: never); kors: the KORS weights of
-    the dictionary learners (``eq4`` or ``code``, :mod:`okl.dictionary.kors`).
+    the dictionary learners (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); variant: raker's and
+    adaraker's (``paper`` or ``code``, :mod:`okl.learners.raker_code`).
     """
 
     dataset: Any = None
@@ -56,6 +58,7 @@ class RunConfig:
     progress: bool = True
     checkpoints: int = 20
     kors: str = "eq4"
+    variant: str = "paper"
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 0)
@@ -69,6 +72,7 @@ class RunConfig:
         integer_at_least("block", self.block, 1)
         integer_at_least("checkpoints", self.checkpoints, 0)
         one_of("kors", self.kors, WEIGHTS)
+        one_of("variant", self.variant, STEPS)
 
 
 ConfigStore.instance().store(name="okl_schema", node=RunConfig)

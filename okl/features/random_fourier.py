@@ -27,12 +27,25 @@ class RandomFourierFeatures:
     """The map z_V with D frequencies drawn from the stream ``rng(seed, "random_fourier")``."""
 
     def __init__(self, d: int, D: int, sigma: float, seed: int, orthogonal: bool = False) -> None:
-        self.d, self.D, self.sigma = d, D, sigma
         g = rng(seed, "random_fourier")
-        self.V = (_orthogonal_rows(g, D, d) if orthogonal else g.standard_normal((D, d))) / sigma
-        self.dim = 2 * D
-        self._scale = 1.0 / np.sqrt(D)
-        self.transform(np.zeros((1, d)))  # compile (or load) the kernel now, not inside timed rounds
+        self._use((_orthogonal_rows(g, D, d) if orthogonal else g.standard_normal((D, d))) / sigma, normalise=True)
+        self.sigma = sigma
+
+    @classmethod
+    def from_frequencies(cls, V: np.ndarray, normalise: bool) -> RandomFourierFeatures:
+        """The map [sin(Vx); cos(Vx)] of given frequencies V (D×d), times D^{-1/2} when ``normalise``
+        (the Raker authors' code does not normalise: :mod:`okl.learners.raker_code`)."""
+        features = cls.__new__(cls)
+        features._use(V, normalise)
+        features.sigma = None
+        return features
+
+    def _use(self, V: np.ndarray, normalise: bool) -> None:
+        self.V = np.ascontiguousarray(V, dtype=np.float64)
+        self.D, self.d = V.shape
+        self.dim = 2 * self.D
+        self._scale = 1.0 / np.sqrt(self.D) if normalise else 1.0
+        self.transform(np.zeros((1, self.d)))  # compile (or load) the kernel now, not inside timed rounds
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Features of the rows of X (n×d) as an n×2D C-ordered array."""

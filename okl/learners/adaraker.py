@@ -15,6 +15,9 @@ Measured (tests' stream: d = 4, 8,000 rounds, 3 abrupt changes, y in [0, 1]): MS
 faster than the latter (tested), but not than Raker at η = 0.5, which already tracks: Figure 1's
 ranking (AdaRaker lowest) does not reproduce here. Its steady-state loss is about twice Raker's,
 because recently started instances vote with the weight η^(I) of (23) before they have learnt.
+
+``variant=code`` runs AdaRaker as the authors' released code does instead (levels that are never
+restarted, level weights that are): :mod:`okl.learners.raker_code`.
 """
 
 from __future__ import annotations
@@ -25,16 +28,27 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import register
 from okl.learners.ewa import normalised
 from okl.learners.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
 from okl.learners.raker import Raker, RakerParams
+from okl.learners.raker_code import AdaRakerCode
 
 
 @dataclass(frozen=True)
 class AdaRakerParams(AdaptiveParams, RakerParams):
-    """sigma2, D, lam, seed as Raker; eta: the cap of η^(I) (the paper's 1/2); eta0: η₀."""
+    """sigma2, D, lam, seed, variant as Raker; eta: the cap of η^(I) (the paper's 1/2); eta0: η₀. The
+    code variant has its own rates, so it takes eta and eta0 at their defaults only."""
+
+    def __post_init__(self) -> None:
+        if self.variant == "code" and (self.eta, self.eta0) != (None, AdaptiveParams.eta0):
+            raise ConfigError(
+                "eta and eta0 set the text's rates min(eta, eta0/sqrt|I|); variant=code uses the code's "
+                "min(0.1/2, 0.1/sqrt(2^k)): drop learner.eta/learner.eta0 or use variant=paper"
+            )
+        super().__post_init__()
 
 
 @register("adaraker")
@@ -43,6 +57,9 @@ class AdaRaker(IntervalEnsemble):
 
     Params = AdaRakerParams
     Instance = Raker
+
+    def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)
+        return super().__new__(_AdaRakerCode if cls is AdaRaker and params.get("variant") == "code" else cls)
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
@@ -72,6 +89,10 @@ class AdaRaker(IntervalEnsemble):
     @property
     def model_size(self) -> int:
         return (max(self.t, 1).bit_length() - 1) * self.theta.shape[1] * self.theta.shape[2]
+
+
+class _AdaRakerCode(AdaRakerCode, AdaRaker):
+    """``adaraker`` with ``variant=code``."""
 
 
 @numba.njit(cache=True, fastmath=True)

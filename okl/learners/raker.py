@@ -13,6 +13,20 @@ writes; in the project's square loss (ŷ − y)² (the experts' ``fogd`` and ``e
 rate η/2 on both, and ridge 2λ on the (λ/2)||θ||² term of ``fogd``. Raker is therefore ``ewa`` over
 ``fogd`` experts (orthogonal features, step η/2, ``lam`` 2λ); expert p draws its features with seed
 ``seed·P + p``. Defaults: §4's D = 50, η = 0.5, λ = 0.01. Cost per round O(P D d).
+
+``variant=code`` runs Raker as the authors' released code does instead (its features, step and
+kernel-weight rule differ from the text): :mod:`okl.learners.raker_code`.
+
+Example:
+
+>>> import numpy as np
+>>> from okl.learners import LEARNERS
+>>> X = np.random.default_rng(0).random((200, 3)); y = X.sum(axis=1) / 3
+>>> for variant in ("paper", "code"):
+...     raker = LEARNERS.get("raker")(3, variant=variant)
+...     print(variant, round(float(np.mean((raker.predict_learn_block(X, y) - y) ** 2)), 3))
+paper 0.011
+code 0.01
 """
 
 from __future__ import annotations
@@ -24,7 +38,13 @@ from dataclasses import dataclass
 from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.ewa import EWA
-from okl.validation import integer_at_least, non_negative, positive
+from okl.learners.raker_code import RakerCode
+from okl.validation import integer_at_least, non_negative, one_of, positive
+
+# The default step of each variant: §4's η = 0.5 for the text's Raker; for the code's, whose step
+# η/10 on the gradient −2(y − f)z with ||z||² = D is a least-mean-squares gain of ηD/5 (5 at D = 50:
+# every kernel diverges at η = 0.5), the largest rate the code itself uses, AdaRaker's 0.1/2.
+STEPS = {"paper": 0.5, "code": 0.05}
 
 
 @dataclass(frozen=True)
@@ -46,12 +66,19 @@ class EnsembleParams:
 
 @dataclass(frozen=True)
 class RakerParams(EnsembleParams):
-    """sigma2, eta, lam; D: random features per kernel; seed."""
+    """sigma2, eta (None: the variant's default), lam; D: random features per kernel; seed; variant:
+    ``paper`` (the text) or ``code`` (the authors' code, :mod:`okl.learners.raker_code`; each value of
+    sigma2 then multiplies the frequencies)."""
 
+    eta: float | None = None  # None: the variant's (STEPS)
     D: int = 50
     seed: int = 0
+    variant: str = "paper"
 
     def __post_init__(self) -> None:
+        one_of("variant", self.variant, STEPS)
+        if self.eta is None:
+            object.__setattr__(self, "eta", STEPS[self.variant])
         super().__post_init__()
         integer_at_least("D", self.D, 1)
 
@@ -62,6 +89,9 @@ class Raker(EWA):
 
     Params = RakerParams
     tasks = ("regression",)
+
+    def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)
+        return super().__new__(_RakerCode if cls is Raker and params.get("variant") == "code" else cls)
 
     @property
     def rate(self) -> float:
@@ -85,3 +115,7 @@ class Raker(EWA):
             }
             for i, s2 in enumerate(p.sigma2)
         ]
+
+
+class _RakerCode(RakerCode, Raker):
+    """``raker`` with ``variant=code``."""
