@@ -7,13 +7,14 @@ Examples::
     okl-run -m learner=pkrr_taylor,fogd seed=0,1,2 hydra/launcher=joblib
 
 Every error a user can fix ends in one line on stderr (exit status 2), never a traceback; set
-``OKL_DEBUG=1`` to see the traceback anyway. Ctrl-C exits with status 130 after saving the rounds
-already played.
+``OKL_DEBUG=1`` to see the traceback anyway. Ctrl-C exits with status 130, SIGTERM with 143, after
+saving the rounds already played.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from okl.system import pin_blas_threads
@@ -31,9 +32,9 @@ def main() -> None:
         import okl.config  # noqa: F401  (registers the root schema and the plugins)
 
         hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(f"{PROG}: interrupted; the rounds played so far are saved", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except Exception as exc:
         if debug:
             raise
@@ -50,7 +51,7 @@ def _task(cfg) -> str:
     from hydra.types import RunMode
 
     from okl import config, runner
-    from okl.errors import OklError
+    from okl.errors import Interrupted, OklError
 
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
@@ -64,7 +65,7 @@ def _task(cfg) -> str:
             raise
         _fail(str(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
     if outcome.status == "interrupted":
-        raise KeyboardInterrupt
+        raise Interrupted(outcome.signum)
     return outcome.status
 
 
@@ -95,6 +96,8 @@ def describe(exc: BaseException) -> str:
         if any(arg.count("=") > 1 and "'" not in arg and '"' not in arg for arg in sys.argv[1:]):
             hint = "; quote a value that contains '=' (a run directory): key='\"value\"'"
         return f"cannot parse the command line: {_first_line(exc)}{hint}"
+    if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
+        return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"

@@ -61,7 +61,7 @@ class RunConfig:
     variant: str = "paper"
 
     def __post_init__(self) -> None:
-        integer_at_least("M", self.M, 0)
+        integer_at_least("M", self.M, 1)
         positive("sigma", self.sigma)
         positive("lam", self.lam)
         integer_at_least("seed", self.seed, 0)

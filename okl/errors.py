@@ -19,5 +19,13 @@ class ResourceError(OklError):
     """A learner's state would not fit in the memory of this machine."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal (SIGINT: Ctrl-C, SIGTERM: a scheduler); the process exits with 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
 class NumericalError(OklError):
     """A learner produced a non-finite prediction (e.g. a step size that diverges)."""

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from okl.errors import ConfigError
 from okl.sink import PART_GLOB, read_manifest
 
 PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
@@ -28,6 +29,10 @@ def default_root() -> Path:
 
 
 def _run_dirs(root: Path, learner: str | None, dataset: str | None, seed: int | None, run: str | None) -> list[Path]:
+    if not root.is_dir():
+        raise ConfigError(
+            f"no results root at {str(root)!r}: pass the folder okl-run wrote to (OKL_RESULTS, default results/)"
+        )
     keys = [("learner", learner), ("dataset", dataset), ("seed", seed), ("run", run)]
     pattern = "/".join(f"{k}={'*' if v is None else v}" for k, v in keys)
     return sorted(p for p in root.glob(pattern) if p.is_dir())

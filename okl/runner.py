@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from okl.config import Plan
 from okl.dictionary import effective_dimension as deff
-from okl.errors import DataError, NumericalError, OklError
+from okl.errors import DataError, Interrupted, NumericalError, OklError
 from okl.losses import EVALUATION
 from okl.registry import identity
 from okl.regret.score import matches, score_run
@@ -62,6 +62,7 @@ class Outcome:
     learner_s: float = 0.0
     error: str | None = None
     skipped: bool = False
+    signum: int = signal.SIGINT  # the signal that interrupted the run
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
 
     def summary(self, plan: Plan) -> str:
@@ -130,7 +131,7 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
         }
     )
     state = _Progress(checkpoints=_checkpoints(plan))
-    status, error = "complete", None
+    status, error, signum = "complete", None, signal.SIGINT
     wall = time.perf_counter()
     bar = tqdm(total=plan.rounds, unit="round", unit_scale=True, disable=not progress, file=sys.stderr)
     blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
@@ -144,8 +145,8 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
                 status = "timeout"
             if plan.learner.kors is not None and state.t:  # of the rounds played, complete or timed out
                 sink.manifest["effective_dimension"] = _effective_dimension(plan, state.t)
-    except KeyboardInterrupt:
-        status = "interrupted"
+    except KeyboardInterrupt as exc:
+        status, signum = "interrupted", getattr(exc, "signum", signal.SIGINT)
     except OklError as exc:
         status, error = "failed", str(exc)
     except Exception as exc:
@@ -163,7 +164,7 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
                 status = "interrupted" if status == "complete" else status
                 sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
     m = sink.manifest
-    outcome = Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error)
+    outcome = Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error, signum=signum)
     if plan.comparator is not None and status in ("complete", "timeout") and m["rounds"]:
         outcome.regret = _score(plan, run_dir, np.concatenate([X for _, X, _ in _rounds(plan, m["rounds"])]))
     return outcome
@@ -396,13 +397,13 @@ def _now() -> str:
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM (e.g. a scheduler ending the job) like Ctrl-C."""
+    """Treat SIGTERM (e.g. a scheduler ending the job) like Ctrl-C; the exit status says which it was."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise Interrupted(signum)
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:

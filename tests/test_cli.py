@@ -156,6 +156,10 @@ BAD_INPUTS = [
     (["kors=h2"], "kors must be one of code, eq4 (got 'h2')"),
     (["learner=pros_n_kons", "learner.kors=paper"], "learner 'pros_n_kons': kors must be one of code, eq4"),
     (["M="], "bad value in 'M='"),
+    (["M=0"], "M must be an integer >= 1 (got 0)"),
+    (["learner.M=0"], "learner 'pkawv_taylor': M must be an integer >= 1 (got 0)"),
+    (["--cfg", "job", "-m", "learner=fogd,krr"], "drop -m to print one run's configuration"),
+    (["variant=matlab"], "variant must be one of code, paper (got 'matlab')"),
     (["learner="], "learner"),
 ]
 
@@ -193,7 +197,7 @@ def _wait_for_parts(root, count, proc, limit=60):
 
 
 @pytest.mark.parametrize(
-    ("sig", "status", "code"), [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "interrupted", 130)]
+    ("sig", "status", "code"), [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "interrupted", 143)]
 )
 def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
     proc = _spawn(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")

@@ -81,3 +81,11 @@ def test_runs_lists_manifests(two_runs):
 def test_results_root_defaults_to_env(two_runs, monkeypatch):
     monkeypatch.setenv("OKL_RESULTS", str(two_runs))
     assert len(results.load()) == 240
+
+
+def test_a_missing_results_root_is_an_error_not_an_empty_table(tmp_path):
+    from okl.errors import ConfigError
+
+    for read in (results.load, results.runs):
+        with pytest.raises(ConfigError, match=r"no results root at '.*typo': pass the folder okl-run wrote to"):
+            read(tmp_path / "typo")

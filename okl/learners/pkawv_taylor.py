@@ -30,7 +30,7 @@ class TaylorParams(KernelParams):
     M: int = 2
 
     def __post_init__(self) -> None:
-        integer_at_least("M", self.M, 0)
+        integer_at_least("M", self.M, 1)
         super().__post_init__()
 
 
@@ -69,6 +69,6 @@ class PKAWVTaylor(Learner):
 
 def _largest_fitting_degree(d: int, M: int) -> int:
     free = system.available_memory()
-    while M > 0 and OnlineRidge.state_bytes(taylor_dim(d, M)) > free:
+    while M > 1 and OnlineRidge.state_bytes(taylor_dim(d, M)) > free:
         M -= 1
     return M
