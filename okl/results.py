@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from okl.errors import ConfigError
-from okl.sink import PART_GLOB, read_manifest
+from okl.sink import PART_GLOB, lock_owner, read_manifest
+from okl.system import process_alive
 
 PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
 
@@ -71,11 +72,15 @@ def load(
 
 
 def runs(root: str | Path | None = None, **filters) -> pd.DataFrame:
-    """One row per run: partition keys, status, rounds, average loss, timings and the config."""
+    """One row per run: partition keys, status, rounds, average loss, timings and the config. A run whose
+    manifest says ``running`` but whose process is gone (SIGKILL, out of memory) is listed as ``stopped``."""
     root = Path(root) if root is not None else default_root()
     rows = []
     for run_dir in _run_dirs(root, **{k: filters.get(k) for k in ("learner", "dataset", "seed", "run")}):
         manifest = read_manifest(run_dir)
-        if manifest is not None:
-            rows.append({**manifest, "path": str(run_dir)})
+        if manifest is None:
+            continue
+        if manifest.get("status") == "running" and not process_alive(lock_owner(run_dir)):
+            manifest["status"] = "stopped"  # its process is gone (killed): re-running the command redoes it
+        rows.append({**manifest, "path": str(run_dir)})
     return pd.DataFrame(rows)

@@ -41,12 +41,12 @@ from tqdm import tqdm
 
 from okl.config import Plan
 from okl.dictionary import effective_dimension as deff
-from okl.errors import DataError, Interrupted, NumericalError, OklError
+from okl.errors import DataError, Interrupted, NumericalError, OklError, ResourceError
 from okl.losses import EVALUATION
 from okl.registry import identity
 from okl.regret.score import matches, score_run
-from okl.sink import ROUNDS, ParquetSink, read_manifest
-from okl.system import git_state, peak_rss, tune_allocator, versions
+from okl.sink import LOCK, ROUNDS, ParquetSink, lock_owner, read_manifest
+from okl.system import git_state, peak_rss, process_alive, tune_allocator, versions
 
 TEST_ROWS = 4096  # held-out rows scored per query
 
@@ -87,6 +87,21 @@ class _Timeout(Exception):
 def execute(plan: Plan, progress: bool) -> Outcome:
     """Run ``plan`` to completion (or timeout / interruption / failure) and return its outcome."""
     run_dir = plan.run_dir()
+    try:
+        return _claimed(plan, run_dir, progress)
+    except OSError as exc:  # a results root that is a file, read-only, on a full disk
+        raise ResourceError(_unwritable(exc, run_dir)) from None
+
+
+def _unwritable(exc: OSError, run_dir: Path) -> str:
+    where = exc.filename or run_dir
+    return (
+        f"cannot write {where}: {exc.strerror or exc}; set OKL_RESULTS (or sink.root) to a writable folder "
+        f"with free space"
+    )
+
+
+def _claimed(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
     with _claim(run_dir) as owner:
         previous = read_manifest(run_dir)
         if owner is not None:
@@ -149,6 +164,8 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
         status, signum = "interrupted", getattr(exc, "signum", signal.SIGINT)
     except OklError as exc:
         status, error = "failed", str(exc)
+    except OSError as exc:  # a part could not be written (a full disk): the rounds before it are kept
+        status, error = "failed", _unwritable(exc, run_dir)
     except Exception as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
         raise
@@ -163,6 +180,9 @@ def _execute(plan: Plan, run_dir: Path, progress: bool) -> Outcome:
             except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
                 status = "interrupted" if status == "complete" else status
                 sink.finish(status=status, **fields, peak_rss_bytes=peak_rss())
+            except OSError as exc:  # the last rows could not be written (a full disk): say so in run.json
+                status, error = "failed", _unwritable(exc, run_dir)
+                sink.abandon(status=status, **{**fields, "error": error})
     m = sink.manifest
     outcome = Outcome(status, m["rounds"], m["average_loss"], run_dir, m["learner_s"], error, signum=signum)
     if plan.comparator is not None and status in ("complete", "timeout") and m["rounds"]:
@@ -358,16 +378,13 @@ def _claim(run_dir: Path) -> Iterator[int | None]:
     process is taken over.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
-    lock = run_dir / ".lock"
+    lock = run_dir / LOCK
     while True:
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
-            try:
-                owner = int(lock.read_text() or 0)
-            except (OSError, ValueError):
-                owner = 0
-            if owner and _alive(owner):
+            owner = lock_owner(run_dir)
+            if owner and process_alive(owner):
                 yield owner
                 return
             lock.unlink(missing_ok=True)
@@ -379,16 +396,6 @@ def _claim(run_dir: Path) -> Iterator[int | None]:
         finally:
             lock.unlink(missing_ok=True)
         return
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _now() -> str:

@@ -27,6 +27,7 @@ no dictionaries, BYTE_STREAM_SPLIT for floats, DELTA_BINARY_PACKED for integers,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from okl.validation import integer_at_least
 
 SINKS = Registry("sink")
 MANIFEST = "run.json"
+LOCK = ".lock"  # the pid of the process playing the run
 ROUNDS = "rounds"
 TEST = "test.parquet"
 PART_GLOB = f"{ROUNDS}/part-*.parquet"
@@ -64,6 +66,14 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
         return json.loads((Path(run_dir) / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+
+
+def lock_owner(run_dir: Path) -> int:
+    """The pid written in the run's lock file, 0 when there is none."""
+    try:
+        return int((Path(run_dir) / LOCK).read_text() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def _write_atomic(path: Path, write) -> None:
@@ -116,14 +126,24 @@ class ParquetSink:
         interrupted itself: the buffer holds exactly the rows not yet written.
         """
         self._flush(final=True)
-        t = int(self.last.get("t", 0))
-        self.manifest.update(
-            fields,
-            rounds=t,
-            average_loss=self.last["cum_loss"] / t if t else None,
-            learner_s=self.last.get("elapsed_ns", 0) / 1e9,
-        )
+        self.manifest.update(fields, **self._written())
         self._write_manifest()
+
+    def _written(self) -> dict[str, Any]:
+        """Rounds, average loss and learner time of the rows written so far."""
+        t = int(self.last.get("t", 0))
+        return {
+            "rounds": t,
+            "average_loss": self.last["cum_loss"] / t if t else None,
+            "learner_s": self.last.get("elapsed_ns", 0) / 1e9,
+        }
+
+    def abandon(self, **fields: Any) -> None:
+        """Record ``fields`` (a failed status and its reason) when the buffered rows cannot be written: the
+        manifest keeps the rounds of the parts already closed. Best effort: it is a small write."""
+        self.manifest.update(fields, **self._written())
+        with contextlib.suppress(OSError):
+            self._write_manifest()
 
     def _flush(self, final: bool) -> None:
         if not self._buffer:

@@ -48,6 +48,19 @@ def require_memory(nbytes: int, what: str, advice: str) -> None:
         )
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts); False for no pid (0)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def peak_rss() -> int:
     """Peak resident set size of this process in bytes (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

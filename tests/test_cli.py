@@ -219,6 +219,7 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     run_dir = only_run(tmp_path)
     m = manifest(run_dir)
     assert m["status"] == "running" and m["rounds"] == 500 * len(m["parts"]) >= 1000
+    assert set(results.runs(tmp_path).status) == {"stopped"}  # not "running": its process is gone
     df = results.load(tmp_path)
     assert len(df) >= m["rounds"]  # a part closed after the manifest was read may add rows
     np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))
@@ -247,3 +248,31 @@ def test_help_lists_groups_and_learners(okl_run):
     from okl.learners import LEARNERS
 
     assert f"learner: {', '.join(LEARNERS.names())}" in out and "$OKL_RESULTS" in out
+
+
+def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifest(okl_run, results_root, monkeypatch):
+    """They were "internal error: OSError", and a full disk left run.json saying running forever."""
+    import errno
+
+    from okl import sink
+
+    results_root.parent.mkdir(parents=True, exist_ok=True)
+    results_root.write_text("a file, not a folder")
+    code, _, err = okl_run(*FAST)
+    assert code == 2 and err.count("\n") == 1 and "cannot write" in err and "OKL_RESULTS" in err
+    results_root.unlink()
+
+    real, calls = sink.write_part, []
+
+    def fills_up(path, table):
+        calls.append(path)
+        if len(calls) > 2 and path.name.startswith("part-"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, table)
+
+    monkeypatch.setattr(sink, "write_part", fills_up)
+    code, _, err = okl_run(*FAST, "sink.part_rows=500")
+    assert code == 2 and err.count("\n") == 1 and "No space left on device" in err
+    m = manifest(only_run(results_root))
+    assert m["status"] == "failed" and "No space left on device" in m["error"] and m["rounds"] == 1000
+    np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, 1001))
