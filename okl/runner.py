@@ -384,7 +384,7 @@ def _claim(run_dir: Path) -> Iterator[int | None]:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             owner = lock_owner(run_dir)
-            if owner and process_alive(owner):
+            if process_alive(owner):
                 yield owner
                 return
             lock.unlink(missing_ok=True)

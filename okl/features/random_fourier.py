@@ -55,6 +55,11 @@ class RandomFourierFeatures:
         return Z
 
 
+def embed(maps: list[RandomFourierFeatures], X: np.ndarray) -> np.ndarray:
+    """The features of the rows of X under each map, stacked: B × (number of maps) × 2D."""
+    return np.stack([f.transform(X) for f in maps], axis=1)
+
+
 def _orthogonal_rows(g: np.random.Generator, D: int, d: int) -> np.ndarray:
     """S Q stacked over ⌈D/d⌉ independent blocks (first D rows): Q Haar-orthogonal, S_ii ~ χ_d."""
     blocks = []

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from okl.errors import ConfigError
-from okl.features.random_fourier import RandomFourierFeatures
+from okl.features.random_fourier import RandomFourierFeatures, embed
 from okl.learners.base import register
 from okl.learners.ewa import normalised
 from okl.learners.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
@@ -75,7 +75,7 @@ class AdaRaker(IntervalEnsemble):
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         """z_p(x) for every row and kernel: B × P × 2D."""
-        return np.stack([f.transform(X) for f in self.features], axis=1)
+        return embed(self.features, X)
 
     def play_instances(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         F = np.full((len(y), LEVELS), np.nan)

@@ -11,7 +11,8 @@ matrices (rows cut to D; no sign correction, as the code's ``qr``), and c_j = �
 freedom, where orthogonal random features use χ_d). s *multiplies* the frequencies: an inverse bandwidth,
 where the text's σ² divides them. z(x) = [sin(Vx); cos(Vx)] with no 1/√D, so ||z(x)||² = D.
 
-Raker (one instance; the text's §4 η = 0.5, λ = 0.01, and the code's β = 0.5). Each round, with
+Raker (one instance; step η, by default 0.05 since the text's 0.5 diverges here (``okl.learners.raker.STEPS``),
+λ = 0.01, and the code's β = 0.5). Each round, with
 f_p = w_pᵀ z_p(x_t) and θ the kernel weights (θ_p = 1/P at the start):
 
     ŷ_t = Σ_p θ_p f_p / Σ_p θ_p                                   (θ before this round's update)
@@ -55,7 +56,7 @@ import numba
 import numpy as np
 
 from okl.errors import ConfigError
-from okl.features.random_fourier import RandomFourierFeatures
+from okl.features.random_fourier import RandomFourierFeatures, embed
 from okl.learners.base import BlockLearner, Learner
 from okl.learners.intervals import LEVELS
 from okl.seeding import rng
@@ -74,8 +75,8 @@ def code_features(d: int, D: int, scale: float, seed: int, kernel: int) -> Rando
 
 class CodeEnsembleMixin(BlockLearner):
     """What the code variants share: construction (``setup`` builds the state), the kernels' feature
-    maps and their embedding. The registered ``raker`` and ``adaraker`` classes build a subclass of
-    theirs with this mixin first when ``variant=code``."""
+    maps, and the block protocol around a compiled loop (``_rounds``). The registered ``raker`` and
+    ``adaraker`` classes build a subclass of theirs with this mixin first when ``variant=code``."""
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         Learner.__init__(self, d, horizon=horizon, **params)
@@ -85,13 +86,25 @@ class CodeEnsembleMixin(BlockLearner):
     def setup(self) -> None:
         """Build the state from ``self.params`` (and ``self.horizon``)."""
 
+    @abstractmethod
+    def _rounds(self, Z: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        """Play the rounds of features Z (B × P × 2D) and labels y; predictions into ``out``."""
+
     def _init_features(self) -> None:
         p = self.params
         self.features = [code_features(self.d, p.D, s, p.seed, i) for i, s in enumerate(p.sigma2)]
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
-        """z_p(x) for every row and kernel: B × P × 2D."""
-        return np.stack([f.transform(X) for f in self.features], axis=1)
+        return embed(self.features, X)
+
+    def predict_one(self, x: np.ndarray) -> float:
+        return float(self.predict_many(x[None, :])[0])
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        out = np.empty(len(y))
+        self._rounds(self._embed(X), np.ascontiguousarray(y, dtype=np.float64), out)
+        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
+        return out
 
 
 class RakerCode(CodeEnsembleMixin):
@@ -109,15 +122,8 @@ class RakerCode(CodeEnsembleMixin):
         f = np.einsum("bpi,pi->bp", self._embed(X), self.w)
         return f @ self.theta / self.theta.sum()
 
-    def predict_one(self, x: np.ndarray) -> float:
-        return float(self.predict_many(x[None, :])[0])
-
-    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out = np.empty(len(y))
-        _instance_rounds(self._embed(X), np.ascontiguousarray(y, dtype=np.float64), self.w, self.theta,
-                         self.params.eta, self.params.lam, out)  # fmt: skip
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
-        return out
+    def _rounds(self, Z: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        _instance_rounds(Z, y, self.w, self.theta, self.params.eta, self.params.lam, out)
 
     @property
     def model_size(self) -> int:
@@ -155,16 +161,9 @@ class AdaRakerCode(CodeEnsembleMixin):
         F = np.einsum("bjp,jp->bj", f, self.theta[:active] / self.theta[:active].sum(axis=1, keepdims=True))
         return F @ a[:active] / a.sum()
 
-    def predict_one(self, x: np.ndarray) -> float:
-        return float(self.predict_many(x[None, :])[0])
-
-    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out = np.empty(len(y))
-        _levels_rounds(self._embed(X), np.ascontiguousarray(y, dtype=np.float64), self.t, self.w, self.theta, self.a,
-                       self.eta, self.params.lam, out)  # fmt: skip
+    def _rounds(self, Z: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        _levels_rounds(Z, y, self.t, self.w, self.theta, self.a, self.eta, self.params.lam, out)
         self.t += len(y)
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
-        return out
 
     @property
     def model_size(self) -> int:
