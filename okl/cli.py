@@ -64,7 +64,7 @@ def _task(cfg) -> str:
         if multirun:  # Hydra names the failing job's overrides, then main() prints the message
             raise
         _fail(str(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
-    if outcome.status == "interrupted":
+    if outcome.status == "interrupted" or outcome.unfinished:
         raise Interrupted(outcome.signum)
     return outcome.status
 

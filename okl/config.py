@@ -10,25 +10,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from okl.datasets import DATASETS, Dataset
 from okl.dictionary.kors import WEIGHTS
-from okl.errors import ConfigError
+from okl.errors import ConfigError, DataError
 from okl.learners import LEARNERS, Learner
 from okl.learners.raker import STEPS
-from okl.registry import identity
+from okl.losses import EVALUATION
+from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
-from okl.sink import SINKS
+from okl.store import RunDir, SinkParams
 from okl.validation import integer_at_least, one_of, positive
 
-GROUPS = ("dataset", "learner", "sink", "comparator")
+GROUPS = ("dataset", "learner", "comparator")
 
 
 @dataclass
@@ -85,7 +87,7 @@ class Plan:
     run: RunConfig
     dataset: Dataset
     learner: Learner
-    sink: Any
+    sink: SinkParams
     rounds: int
     run_id: str
     config: dict[str, Any] = field(repr=False)
@@ -96,8 +98,41 @@ class Plan:
         """Hive-style keys of the run directory, in order."""
         return {"learner": self.learner.name, "dataset": self.dataset.name, "seed": self.run.seed, "run": self.run_id}
 
-    def run_dir(self) -> Path:
-        return Path(self.sink.root).joinpath(*(f"{k}={v}" for k, v in self.partition.items()))
+    def run_dir(self) -> RunDir:
+        return RunDir.at(self.sink.root, self.partition)
+
+    @property
+    def loss(self) -> tuple[str, Any]:
+        """(name, function) of the dataset task's evaluation loss."""
+        return EVALUATION[self.dataset.task]
+
+    def stream(self, n: int, skip: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Rounds skip+1 .. n of the stream, chunk by chunk as the dataset cuts them: (X, y), contiguous
+        float64, checked finite."""
+        seen = 0
+        for X, y in self.dataset.head(n):
+            start, seen = max(skip - seen, 0), seen + len(y)
+            if start >= len(y):
+                continue
+            X = np.ascontiguousarray(X[start:], dtype=np.float64)
+            y = np.ascontiguousarray(y[start:], dtype=np.float64)
+            _check_finite(self.dataset.name, X, y, seen - len(y))
+            yield X, y
+
+    def inputs(self, n: int) -> np.ndarray:
+        """The inputs of the first n rounds, as one array."""
+        return np.concatenate([X for X, _ in self.stream(n)] or [np.zeros((0, self.dataset.d))])
+
+
+def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
+    for what, values in (("x", X), ("y", y)):
+        finite = np.isfinite(values)
+        if not finite.all():
+            row = offset + 1 + int(np.argmin(finite.reshape(len(values), -1).all(axis=1)))
+            raise DataError(
+                f"dataset {name!r} has a non-finite {what} at round {row:,}: clean the data or "
+                f"choose a missing-value policy for this dataset"
+            )
 
 
 def plan(cfg: DictConfig) -> Plan:
@@ -129,8 +164,7 @@ def plan(cfg: DictConfig) -> Plan:
     learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
     learner.check_task(dataset.task)
     comparator = _comparator(nodes["comparator"], dataset)
-    sink_name = nodes["sink"].pop("name")
-    sink = SINKS.params(sink_name, nodes["sink"])
+    sink = build_params("sink", "parquet", SinkParams, dict(values.get("sink") or {}))
     key = {
         "dataset": {"name": dataset.name, **identity(dataset.params)},
         "learner": {"name": learner.name, **identity(learner.params)},

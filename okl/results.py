@@ -14,14 +14,10 @@ import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.dataset as ds
 
 from okl.errors import ConfigError
-from okl.sink import PART_GLOB, lock_owner, read_manifest
-from okl.system import process_alive
-
-PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
+from okl.store import PARTITION, RunDir, find
 
 
 def default_root() -> Path:
@@ -29,14 +25,12 @@ def default_root() -> Path:
     return Path(os.environ.get("OKL_RESULTS", "results"))
 
 
-def _run_dirs(root: Path, learner: str | None, dataset: str | None, seed: int | None, run: str | None) -> list[Path]:
+def _run_dirs(root: Path, **keys: object) -> list[RunDir]:
     if not root.is_dir():
         raise ConfigError(
             f"no results root at {str(root)!r}: pass the folder okl-run wrote to (OKL_RESULTS, default results/)"
         )
-    keys = [("learner", learner), ("dataset", dataset), ("seed", seed), ("run", run)]
-    pattern = "/".join(f"{k}={'*' if v is None else v}" for k, v in keys)
-    return sorted(p for p in root.glob(pattern) if p.is_dir())
+    return find(root, **keys)
 
 
 def load(
@@ -55,10 +49,10 @@ def load(
     """
     root = Path(root) if root is not None else default_root()
     files = []
-    for run_dir in _run_dirs(root, learner, dataset, seed, run):
-        if status is not None and (read_manifest(run_dir) or {}).get("status") != status:
+    for run_dir in _run_dirs(root, learner=learner, dataset=dataset, seed=seed, run=run):
+        if status is not None and run_dir.status() != status:
             continue
-        files.extend(sorted(run_dir.glob(PART_GLOB)))
+        files.extend(run_dir.parts())
     if not files:
         return pd.DataFrame(columns=[*PARTITION.names, *(columns or [])])
     data = ds.dataset(
@@ -76,11 +70,10 @@ def runs(root: str | Path | None = None, **filters) -> pd.DataFrame:
     manifest says ``running`` but whose process is gone (SIGKILL, out of memory) is listed as ``stopped``."""
     root = Path(root) if root is not None else default_root()
     rows = []
-    for run_dir in _run_dirs(root, **{k: filters.get(k) for k in ("learner", "dataset", "seed", "run")}):
-        manifest = read_manifest(run_dir)
+    for run_dir in _run_dirs(root, **filters):
+        manifest = run_dir.manifest()
         if manifest is None:
             continue
-        if manifest.get("status") == "running" and not process_alive(lock_owner(run_dir)):
-            manifest["status"] = "stopped"  # its process is gone (killed): re-running the command redoes it
-        rows.append({**manifest, "path": str(run_dir)})
+        manifest["status"] = run_dir.status()  # "stopped": its process is gone; re-running the command resumes it
+        rows.append({**manifest, "path": str(run_dir.path)})
     return pd.DataFrame(rows)

@@ -20,7 +20,6 @@ from math import factorial
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 from benchlib import okl_run
 
 CASES = [  # name, learner, overrides, target µs/round (issue #2)
@@ -36,7 +35,7 @@ def run_case(learner: str, overrides: list[str], rounds: int, root: Path) -> tup
     start = time.perf_counter()
     manifest, run_dir = okl_run([*stream, *overrides], root, learner)
     wall = time.perf_counter() - start
-    size = pq.read_table(run_dir / "rounds", columns=["model_size"])["model_size"][0].as_py()
+    size = run_dir.rounds(["model_size"])["model_size"][0].as_py()
     return manifest, size, wall
 
 

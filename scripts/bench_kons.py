@@ -19,7 +19,6 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from benchlib import RunFailed, okl_run
 
 CASES = [  # name, learner, overrides, target seconds
@@ -34,7 +33,7 @@ def run_case(learner: str, overrides: list[str], root: Path) -> tuple[dict, int]
         manifest, run_dir = okl_run(overrides, root, learner)
     except RunFailed as failure:
         return str(failure)
-    table = pq.read_table(run_dir / "rounds", columns=["dictionary_size"])
+    table = run_dir.rounds(["dictionary_size"])
     return manifest, table["dictionary_size"][-1].as_py()
 
 

@@ -14,7 +14,6 @@ import math
 import tempfile
 from pathlib import Path
 
-import pandas as pd
 from benchlib import okl_run
 
 from okl.datasets import DATASETS
@@ -34,7 +33,7 @@ def main() -> None:
             keys = [f"dataset.{k}={v}" for k, v in params.items()]
             with tempfile.TemporaryDirectory() as tmp:
                 manifest, run_dir = okl_run([*POLK, *keys, f"seed={seed}"], Path(tmp), "polk")
-                final = pd.read_parquet(run_dir / "test.parquet").iloc[-1]
+                final = run_dir.heldout().iloc[-1]
             bayes = DATASETS.get("multidist")(seed=seed, **params).bayes_error()
             error, order = float(final.test_loss), int(final.model_size)
             target = 0.05 if params else bayes + 0.05

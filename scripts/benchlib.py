@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from okl.store import RunDir, find
 
 
 class RunFailed(Exception):
     """okl-run exited with an error; the message is its one-line reason (a dataset not available, ...)."""
 
 
-def okl_run(overrides: list[str], root: Path, learner: str) -> tuple[dict, Path]:
+def okl_run(overrides: list[str], root: Path, learner: str) -> tuple[dict, RunDir]:
     """Run ``okl-run progress=false learner=<learner> *overrides`` with one BLAS thread and results
     under ``root``; return (its run.json, the run directory). Raises RunFailed if it fails."""
     done = subprocess.run(
@@ -25,5 +26,5 @@ def okl_run(overrides: list[str], root: Path, learner: str) -> tuple[dict, Path]
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         raise RunFailed(lines[-1] if lines else f"okl-run exited with status {done.returncode}")
-    (manifest,) = Path(root).glob(f"learner={learner}/*/*/*/run.json")
-    return json.loads(manifest.read_text()), manifest.parent
+    (run,) = find(Path(root), learner=learner)
+    return run.manifest(), run

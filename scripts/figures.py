@@ -35,7 +35,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa:
 
 from okl import config  # noqa: E402
 from okl.errors import OklError  # noqa: E402
-from okl.sink import ROUNDS, read_manifest  # noqa: E402
+from okl.store import RunDir  # noqa: E402
 
 
 def sweep(name: str) -> tuple[list[list[str]], list[str]]:
@@ -52,9 +52,9 @@ def sweep(name: str) -> tuple[list[list[str]], list[str]]:
     return list(runs.items()), list(params)
 
 
-def curves(run_dir: Path, points: int = 400) -> pd.DataFrame:
+def curves(run_dir: RunDir, points: int = 400) -> pd.DataFrame:
     """t, average loss and cumulative learner seconds at log-spaced rounds."""
-    df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "cum_loss", "elapsed_ns", "y_hat"])
+    df = run_dir.rounds(["t", "cum_loss", "elapsed_ns", "y_hat"]).to_pandas()
     idx = np.unique(np.geomspace(1, len(df), points).astype(int) - 1)
     out = df.iloc[idx]
     return pd.DataFrame({"t": out.t, "avg_loss": out.cum_loss / out.t, "seconds": out.elapsed_ns / 1e9})
@@ -72,7 +72,7 @@ def label(plan, swept: list[str]) -> str:
 def loss_and_time(runs, swept, ax_loss, ax_time) -> None:
     for run_dir, plan in runs:
         c = curves(run_dir)
-        status = read_manifest(run_dir)["status"]
+        status = run_dir.manifest()["status"]
         text = label(plan, swept) + ("" if status == "complete" else f" ({status})")
         ax_loss.loglog(c.t, c.avg_loss, label=text)
         ax_time.loglog(c.t, c.seconds.clip(lower=1e-6), label=text)
@@ -85,9 +85,9 @@ def draw(name: str, runs, swept, out: Path) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     loss_and_time(runs, swept, *axes)
     if name == "taylor_convergence":  # prediction gap to Kernel-AWV against M
-        exact = next(pd.read_parquet(d / ROUNDS).y_hat for d, p in runs if p.learner.name == "kernel_awv")
+        exact = next(d.rounds().to_pandas().y_hat for d, p in runs if p.learner.name == "kernel_awv")
         gaps = sorted(
-            (p.learner.params.M, np.abs(pd.read_parquet(d / ROUNDS).y_hat - exact).max())
+            (p.learner.params.M, np.abs(d.rounds().to_pandas().y_hat - exact).max())
             for d, p in runs
             if p.learner.name == "pkawv_taylor"
         )
@@ -115,11 +115,11 @@ def draw_raker(name: str, runs, swept, out: Path) -> Path:
     fig, axes = plt.subplots(1, 3 if scored else 2, figsize=(16 if scored else 11, 4))
     seconds = {}
     for run_dir, plan in runs:
-        df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "cum_loss"]).sort_values("t")
+        df = run_dir.rounds(["t", "cum_loss"]).to_pandas().sort_values("t")
         df = df[df.t >= min(100, len(df))]  # the first rounds' MSE would set the scale
         text = label(plan, swept)
         axes[0].plot(df.t, df.cum_loss / df.t, label=text)
-        seconds[text] = read_manifest(run_dir)["learner_s"]
+        seconds[text] = run_dir.manifest()["learner_s"]
     axes[0].set(xlabel="t", ylabel="MSE(t) = (1/t) Σ (y − ŷ)²", yscale="log")
     axes[0].legend(fontsize=7)
     for ax in axes[:: len(axes) - 1]:
@@ -130,19 +130,19 @@ def draw_raker(name: str, runs, swept, out: Path) -> Path:
     axes[1].tick_params(axis="y", labelsize=7)
     if scored:
         for run_dir, plan in scored:
-            df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "regret"]).sort_values("t")
+            df = run_dir.rounds(["t", "regret"]).to_pandas().sort_values("t")
             axes[2].plot(df.t, df.regret, label=label(plan, swept))
         axes[2].set(xlabel="t", ylabel=f"regret against {scored[0][1].comparator.name}")
     dataset = runs[0][1].dataset
     return save(fig, f"{name}: {dataset.name}, {dataset.n:,} rounds", out / f"{name}.png")
 
 
-def replays(runs, swept: list[str], reference: Path) -> list[tuple[Path, object, list[str]]]:
+def replays(runs, swept: list[str], reference: RunDir) -> list[tuple[RunDir, object, list[str]]]:
     """(run dir, plan, overrides) replaying each learner of ``runs`` on the sequence ``reference`` recorded."""
     plan0 = runs[0][1]
     base = [
         "dataset=replay",
-        f"dataset.run='{reference}'",
+        f"dataset.run='{reference.path}'",
         f"comparator={plan0.comparator.name}",
         f"sigma={plan0.run.sigma}",
         f"lam={plan0.run.lam}",
@@ -166,7 +166,7 @@ def draw_regret(name: str, runs, replayed, swept, out: Path) -> Path:
     )
     for ax, (group, title) in zip(axes, panels, strict=True):
         for run_dir, plan in group:
-            df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "regret"]).sort_values("t")
+            df = run_dir.rounds(["t", "regret"]).to_pandas().sort_values("t")
             ax.plot(df.t, df.regret, label=label(plan, swept))
         ax.set(xlabel="t", ylabel="regret against the oracle refit on rounds 1..t", title=title)
         ax.title.set_fontsize(9)
@@ -182,10 +182,10 @@ def replay_and_draw(name: str, runs, swept, out: Path, run_missing: bool) -> Pat
         return None
     replayed = replays(runs, swept, reference)
     for run_dir, _, overrides in replayed:
-        if run_missing and (read_manifest(run_dir) or {}).get("status") != "complete":
+        if run_missing and (run_dir.manifest() or {}).get("status") != "complete":
             okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides]
             subprocess.run(okl_run, check=True, env=os.environ)
-    present = [(d, p) for d, p, _ in replayed if (read_manifest(d) or {}).get("status") == "complete"]
+    present = [(d, p) for d, p, _ in replayed if (d.manifest() or {}).get("status") == "complete"]
     return draw_regret(name, runs, present, swept, out)
 
 
@@ -218,12 +218,12 @@ def main() -> None:
                 raise
             print(f"{name}: skipped ({exc})")
             continue
-        missing = [d for d, _ in runs if (read_manifest(d) or {}).get("status") not in ("complete", "timeout")]
+        missing = [d for d, _ in runs if (d.manifest() or {}).get("status") not in ("complete", "timeout")]
         if missing and not args.no_run:
             print(f"{name}: running {len(missing)} of {len(runs)} runs", flush=True)
             okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "-m", f"experiment={name}"]
             subprocess.run(okl_run, check=True, env=os.environ)
-        present = [(d, p) for d, p in runs if any((d / ROUNDS).glob("*.parquet"))]
+        present = [(d, p) for d, p in runs if d.parts()]
         if not present:
             print(f"{name}: no runs yet (okl-run -m experiment={name})")
             continue

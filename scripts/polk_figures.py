@@ -30,11 +30,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
 from hydra import compose, initialize_config_module  # noqa: E402
 
 from okl import config, runner  # noqa: E402
-from okl.sink import ROUNDS, TEST, read_manifest  # noqa: E402
 
 TASKS = {  # figure: [(label, preset and its swept value, paper (risk, error %, model order) or None)]
     "polk_fig2_multidist_ksvm": [
@@ -64,7 +62,7 @@ def run(overrides: list[str], dataset: list[str]) -> tuple[Path, object]:
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
         cfg = compose("config", overrides=["progress=false", *overrides, *dataset])
     plan = config.plan(cfg)
-    return runner.execute(plan, progress=False).run_dir, plan
+    return runner.execute(plan, progress=False).run, plan
 
 
 def main() -> None:
@@ -83,10 +81,10 @@ def main() -> None:
         print(f"\n{figure}{suffix}: risk / online error % (final 5%) / held-out error % / model order | paper")
         for label, overrides, paper in rows:
             run_dir, plan = run(overrides, dataset)
-            df = pd.read_parquet(run_dir / ROUNDS, columns=["t", "loss", "risk", "model_size"])
-            test = pd.read_parquet(run_dir / TEST)
+            df = run_dir.rounds(["t", "loss", "risk", "model_size"]).to_pandas()
+            test = run_dir.heldout()
             tail = df.iloc[-max(1, len(df) // 20) :]
-            seconds = read_manifest(run_dir)["learner_s"]
+            seconds = run_dir.manifest()["learner_s"]
             ours = (
                 f"{tail.risk.mean():.4f} / {100 * tail.loss.mean():5.2f} / {100 * test.test_loss.iloc[-1]:5.2f} / "
                 f"{df.model_size.iloc[-1]:4d}  ({seconds:.2f} s)"

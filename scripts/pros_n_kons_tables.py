@@ -23,12 +23,10 @@ import argparse
 import os
 
 import numpy as np
-import pandas as pd
 from hydra import compose, initialize_config_module
 
 from okl import config, runner
 from okl.dictionary.kors import WEIGHTS
-from okl.sink import ROUNDS, read_manifest
 
 # dataset: (task, paper rows {learner: (loss mean, loss std, #SV, seconds)})
 PAPER = {
@@ -98,9 +96,9 @@ def run(
     outcome = runner.execute(plan, progress=False)
     if outcome.status != "complete":  # interrupted, failed, or another process is running it
         raise SystemExit(f"pros_n_kons_tables: {outcome.summary(plan)}")
-    size = int(pd.read_parquet(outcome.run_dir / ROUNDS, columns=["model_size"]).model_size.iloc[-1])
+    size = int(outcome.run.rounds(["model_size"])["model_size"][-1].as_py())
     scale = 100.0 if task == "binary" else 1.0
-    return outcome.average_loss * scale, size, read_manifest(outcome.run_dir)["learner_s"]  # also for reused runs
+    return outcome.average_loss * scale, size, outcome.run.manifest()["learner_s"]  # also for reused runs
 
 
 def main() -> None:

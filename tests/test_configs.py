@@ -9,12 +9,11 @@ from helpers import write_susy
 from okl.datasets import DATASETS
 from okl.errors import ConfigError
 from okl.learners import LEARNERS
-from okl.sink import SINKS
 
 CONF = Path(config.__file__).resolve().parents[1] / "conf"
 
 
-@pytest.mark.parametrize(("group", "registry"), [("learner", LEARNERS), ("dataset", DATASETS), ("sink", SINKS)])
+@pytest.mark.parametrize(("group", "registry"), [("learner", LEARNERS), ("dataset", DATASETS)])
 def test_yaml_files_and_registry_keys_match(group, registry):
     assert sorted(p.stem for p in (CONF / group).glob("*.yaml")) == registry.names()
 

@@ -132,7 +132,9 @@ def read_run(root, learner, dataset):
 
 
 def test_sink_regret_equals_a_direct_recomputation(okl_run, results_root):
-    code, out, err = okl_run("learner=pkrr_taylor", "n=300", "comparator=krr", "progress=false", "sink.part_rows=128")
+    code, out, err = okl_run(
+        "learner=pkrr_taylor", "n=300", "comparator=krr", "progress=false", "sink.part_rows=128", "block=64"
+    )
     assert code == 0, err
     assert "regret" in out
     manifest, rounds = read_run(results_root, "pkrr_taylor", "synthetic")

@@ -10,24 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from okl.datasets.base import Dataset, register
 from okl.errors import ConfigError, DataError
-from okl.sink import ROUNDS, read_manifest
-
-
-def recorded_inputs(run_dir: Path) -> tuple[np.ndarray, np.ndarray] | None:
-    """(X, y) of a run whose inputs were recorded, else None."""
-    table = pq.read_table(Path(run_dir) / ROUNDS)
-    names = sorted((c for c in table.column_names if c.startswith("x_")), key=lambda c: int(c[2:]))
-    if not names:
-        return None
-    X = np.column_stack([table[c].to_numpy() for c in names])
-    return np.ascontiguousarray(X), table["y"].to_numpy()
+from okl.store import RunDir
 
 
 @dataclass(frozen=True)
@@ -47,14 +35,16 @@ class Replay(Dataset):
         super().__init__(**params)
         if self.params.run in ("", "???"):
             raise ConfigError("dataset=replay needs the run to replay: dataset.run=\"'<run directory>'\"")
-        run = Path(self.params.run)
-        manifest = read_manifest(run)
+        run = RunDir(self.params.run)
+        manifest = run.manifest()
         if manifest is None:
-            raise DataError(f"no run at {str(run)!r}: set dataset.run= to a run directory (one holding run.json)")
-        recorded = recorded_inputs(run) if manifest.get("rounds") else None
+            raise DataError(
+                f"no run at {self.params.run!r}: set dataset.run= to a run directory (one holding run.json)"
+            )
+        recorded = run.inputs() if manifest.get("rounds") else None
         if recorded is None:
             raise DataError(
-                f"run {str(run)!r} has no recorded inputs (only adaptive environments record them): "
+                f"run {self.params.run!r} has no recorded inputs (only adaptive environments record them): "
                 f"replay an adversary run, or rerun its dataset config"
             )
         self.X, self.y = recorded

@@ -104,6 +104,10 @@ class KORS:
     def size(self) -> int:
         return self.L_inv.shape[0]
 
+    def report(self) -> dict[str, object]:
+        """Its settings and size, for a run's manifest."""
+        return {"gamma": self.gamma, "eps": self.eps, "beta": self.beta, "size": self.size, "rounds": self.t}
+
     def run(self, X: np.ndarray, scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Play the rounds of X (B×d) in order; return (added, τ̃, p̃) per round."""
         B = len(X)

@@ -15,6 +15,7 @@ import numpy as np
 
 from okl.dictionary.kors import KORS
 from okl.errors import ConfigError
+from okl.kernels import Kernel
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 
@@ -42,8 +43,6 @@ class Learner(ABC):
     # What the learner sees before round 1: None (online), "inputs" (every x_t, labels revealed online:
     # pkawv_jezequel2019 Corollary 8) or "stream" (every (x_t, y_t): batch comparators such as BATCH).
     beforehand: ClassVar[str | None] = None
-    # A ridge-leverage dictionary (KORS) the learner keeps: the run then reports the stream's d_eff(γ).
-    kors: KORS | None = None
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
@@ -108,8 +107,28 @@ class Learner(ABC):
         """
         return {"model_size": np.full(rounds, self.model_size, dtype=np.int64)}
 
+    def report(self) -> dict[str, Any]:
+        """What a run records about the learner when it ends (the manifest's ``report``): its model size, and
+        what its family adds (:class:`KORSLearner`: the dictionary's settings, which the effective-dimension
+        analysis reads)."""
+        return {"model_size": int(self.model_size)}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(d={self.d}, {self.params})"
+
+
+class KORSLearner:
+    """Mixin of the learners that keep a KORS dictionary (``self.kors``): their report holds its settings
+    and size, and :meth:`dictionary` gives its kernel and points."""
+
+    kors: KORS
+
+    def report(self) -> dict[str, Any]:
+        return {**super().report(), "kors": self.kors.report()}  # type: ignore[misc]
+
+    def dictionary(self) -> tuple[Kernel, np.ndarray]:
+        """The dictionary's kernel and points (|I|×d)."""
+        return self.kors.kernel, self.kors.X
 
 
 class BlockLearner(Learner):

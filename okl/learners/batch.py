@@ -28,7 +28,7 @@ from scipy.linalg import cho_factor, cho_solve
 from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
-from okl.learners.base import Learner, register
+from okl.learners.base import KORSLearner, Learner, register
 from okl.validation import one_of, positive
 
 SMOOTH = {  # classification loss: (ℓ(z, y), ∂ℓ/∂z, ∂²ℓ/∂z² (generalised for the squared hinge)), y = ±1
@@ -69,7 +69,7 @@ class BatchParams:
 
 
 @register("batch")
-class Batch(Learner):
+class Batch(KORSLearner, Learner):
     """Regularised empirical risk minimiser in the final KORS embedding (a comparator)."""
 
     Params = BatchParams

@@ -43,7 +43,7 @@ from okl.dictionary.history import History
 from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.nystrom import TOL, NystromMap
 from okl.kernels import Kernel
-from okl.learners.base import BlockLearner, register
+from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.learners.kernel_awv import KernelParams
 from okl.linalg.online_ridge import OnlineRidge
 from okl.validation import one_of, positive
@@ -72,7 +72,7 @@ class NystromParams(KernelParams):
 
 
 @register("pkawv_nystrom")
-class PKAWVNystrom(BlockLearner):
+class PKAWVNystrom(KORSLearner, BlockLearner):
     """PKAWV on the span of a KORS dictionary that grows online."""
 
     Params = NystromParams

@@ -47,7 +47,7 @@ import numpy as np
 from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
-from okl.learners.base import BlockLearner, register
+from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
 from okl.validation import integer_at_least, one_of, positive
 
@@ -82,7 +82,7 @@ class ProsNKonsParams:
 
 
 @register("pros_n_kons")
-class ProsNKons(BlockLearner):
+class ProsNKons(KORSLearner, BlockLearner):
     """KONS in a KORS Nyström embedding, restarted when the dictionary grows."""
 
     Params = ProsNKonsParams

@@ -20,7 +20,7 @@ import numpy as np
 from okl.dictionary.kors import KORS, WEIGHTS
 from okl.dictionary.uniforms import Uniforms
 from okl.errors import ConfigError
-from okl.learners.base import register
+from okl.learners.base import KORSLearner, register
 from okl.learners.kons import KONS, KONSParams
 from okl.seeding import rng
 from okl.validation import non_negative, one_of, positive
@@ -48,7 +48,7 @@ class SketchedKONSParams(KONSParams):
 
 
 @register("sketched_kons")
-class SketchedKONS(KONS):
+class SketchedKONS(KORSLearner, KONS):
     """KONS with a KORS-sampled, unweighted sketch of A_t."""
 
     Params = SketchedKONSParams

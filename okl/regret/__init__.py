@@ -4,7 +4,7 @@
 
 with f chosen by ``comparator=`` (one module each: ``krr``, ``nystrom_krr``, ``oracle_prefix``, and
 ``krr_segments``, a time-varying f for the dynamic regret of raker_shen2018 eq. (26)).
-Comparators are computed once per stream and cached (:mod:`okl.regret.score`); ``okl-regret``
+Comparators are computed once per stream and cached (:mod:`okl.analyses.regret`); ``okl-regret``
 scores runs after the fact."""
 
 from okl.registry import import_all

@@ -30,15 +30,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--changes", type=int, help="krr_segments: changes of the target (default: the run's)")
     args = parser.parse_args(argv)
 
+    from okl.analyses.regret import score_run
     from okl.errors import OklError
     from okl.regret import COMPARATORS
-    from okl.regret.score import score_run
-    from okl.sink import read_manifest
+    from okl.store import RunDir
 
     try:
         cls = COMPARATORS.get(args.comparator)
-        for run in args.runs:
-            config = (read_manifest(run) or {}).get("config", {})
+        for path in args.runs:
+            run = RunDir(path)
+            config = (run.manifest() or {}).get("config", {})
             params = {
                 "sigma": args.sigma if args.sigma is not None else config.get("sigma", 1.0),
                 "lam": args.lam if args.lam is not None else config.get("lam", 1.0),
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
                 params["changes"] = args.changes
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
-            print(f"{run}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds ({cls.name}, {source})")
+            print(f"{path}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds ({cls.name}, {source})")
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -1,0 +1,41 @@
+"""Analyses of a run: held-out scoring during the play (:mod:`~okl.analyses.heldout`), and the post-run
+analyses under one protocol (:mod:`~okl.analyses.base`): regret against a comparator
+(:mod:`~okl.analyses.regret`) and the effective dimension of a KORS learner's stream
+(:mod:`~okl.analyses.effective_dimension`). A new post-run analysis is one :class:`Analysis` subclass
+added to ``POST_RUN``."""
+
+from __future__ import annotations
+
+from okl.analyses.base import Analysis, in_child
+from okl.analyses.effective_dimension import EffectiveDimension
+from okl.analyses.regret import Regret
+from okl.config import Plan
+from okl.learners import Learner
+from okl.store import RunDir
+
+POST_RUN: tuple[Analysis, ...] = (EffectiveDimension(), Regret())
+
+
+def pending(plan: Plan, manifest: dict) -> list[Analysis]:
+    """The post-run analyses the plan wants whose entry the manifest lacks (or holds for other settings)."""
+    rounds = manifest.get("rounds") or 0
+    return [a for a in POST_RUN if rounds and a.wanted(plan) and not a.current(manifest.get(a.key), plan, rounds)]
+
+
+def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> dict:
+    """Compute and record the pending analyses one by one (each recorded as soon as it is done); returns
+    the manifest."""
+    manifest = run.manifest() or {}
+    rounds = manifest.get("rounds") or 0
+    for analysis in pending(plan, manifest):
+        label = analysis.describe(plan, rounds)
+        try:
+            entry = in_child(lambda a=analysis: a.compute(plan, run, learner, rounds), label, progress)
+        except KeyboardInterrupt as exc:
+            exc.analysis = label.split(" (")[0]
+            raise
+        manifest = run.record(**{analysis.key: entry})
+    return manifest
+
+
+__all__ = ["POST_RUN", "Analysis", "pending", "run_pending"]

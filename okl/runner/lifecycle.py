@@ -1,0 +1,291 @@
+"""The life of a run: claim its directory, decide whether to skip, resume or start it, play it under
+signal handling, record its status, then run its post-run analyses.
+
+A run stops at ``n`` rounds, at the end of the stream, when the learner's cumulative time exceeds
+``timeout_s`` (checked after each block, so a run may exceed it by one block), on Ctrl-C or SIGTERM,
+or on an error; in every case the rounds finished so far are written and ``run.json`` records the
+status (``complete``, ``timeout``, ``interrupted``, ``failed``). The run is complete once its rounds
+are written; its analyses (:mod:`okl.analyses`) follow and can be interrupted without undoing it.
+
+Resuming: each closed part comes with a snapshot of the learner and the play's position
+(:class:`okl.store.RoundWriter`). Running the same command again continues a run that was killed
+(``running`` with its process gone), ``interrupted``, or timed out under a smaller budget than asked now,
+from its last snapshot; the rounds are bit-identical to an uninterrupted run's (timings aside). It
+starts over instead when the code, ``block`` or ``checkpoints`` changed since, when the snapshot cannot
+be read, for adaptive environments (their choices are not snapshot) and with ``sink.overwrite=true``.
+BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from threadpoolctl import threadpool_info, threadpool_limits
+from tqdm import tqdm
+
+from okl import analyses
+from okl.analyses import heldout
+from okl.config import Plan
+from okl.errors import Interrupted, OklError, ResourceError
+from okl.runner.play import Position, Timeout, play, prepare
+from okl.store import RoundWriter, RunDir
+from okl.system import git_state, peak_rss, tune_allocator, versions
+
+RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
+
+
+@dataclass
+class Outcome:
+    """What a run did: its status, rounds, average loss and where its files are."""
+
+    status: str
+    rounds: int
+    average_loss: float | None
+    run: RunDir
+    learner_s: float = 0.0
+    error: str | None = None
+    skipped: bool = False
+    signum: int = signal.SIGINT  # the signal that interrupted the run
+    resumed_from: int | None = None  # the round a resumed run started after
+    unfinished: str | None = None  # the post-run analysis a signal stopped (the run itself is saved)
+    regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
+
+    @property
+    def run_dir(self):
+        return self.run.path
+
+    def summary(self, plan: Plan) -> str:
+        what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
+        if self.skipped and self.status == "running":
+            return f"{what}: skipped, {self.error} in {self.run.path}"
+        regret = "" if self.regret is None else f", regret {self.regret['regret']:.6g} ({self.regret['comparator']})"
+        if self.skipped:
+            return (
+                f"{what}: already {self.status}{regret} in {self.run.path} (sink.overwrite=true to redo it)"
+                f"{self._unfinished()}"
+            )
+        loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
+        resumed = "" if self.resumed_from is None else f" (resumed from round {self.resumed_from:,})"
+        return (
+            f"{what}: {self.status}{resumed}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
+            f"average {plan.loss[0]} loss {loss}{regret} -> {self.run.rounds_path}{self._unfinished()}"
+        )
+
+    def _unfinished(self) -> str:
+        return (
+            "" if self.unfinished is None else f"; {self.unfinished}: interrupted, run the command again to compute it"
+        )
+
+
+def execute(plan: Plan, progress: bool) -> Outcome:
+    """Run ``plan`` to completion (or timeout / interruption / failure), then its analyses; return its outcome."""
+    run = plan.run_dir()
+    try:
+        with run.claim() as owner:
+            if owner is not None:
+                return Outcome("running", 0, None, run, skipped=True, error=f"process {owner} is running it")
+            previous = run.manifest()
+            if previous and _done(previous, plan) and not plan.sink.overwrite:
+                outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run, skipped=True)
+                learner = _final_learner(run, previous, plan)
+            else:
+                outcome, learner = _played(plan, run, previous, progress), plan.learner
+            if outcome.status in ("complete", "timeout") and outcome.rounds:
+                try:
+                    with _sigterm_as_interrupt():
+                        manifest = analyses.run_pending(plan, run, learner, progress)
+                except KeyboardInterrupt as exc:
+                    outcome.unfinished = getattr(exc, "analysis", "an analysis")
+                    outcome.signum = getattr(exc, "signum", signal.SIGINT)
+                    return outcome
+                outcome.regret = manifest.get("regret") if plan.comparator is not None else None
+                if outcome.status == "complete" and manifest.get("snapshot"):  # nothing left to resume or analyse
+                    run.drop_snapshots()
+                    run.write_manifest({k: v for k, v in manifest.items() if k != "snapshot"})
+            return outcome
+    except OSError as exc:  # a results root that is a file, read-only, on a full disk
+        raise ResourceError(unwritable(exc, run)) from None
+
+
+def unwritable(exc: OSError, run: RunDir) -> str:
+    where = exc.filename or run.path
+    return (
+        f"cannot write {where}: {exc.strerror or exc}; set OKL_RESULTS (or sink.root) to a writable folder "
+        f"with free space"
+    )
+
+
+def _done(previous: dict, plan: Plan) -> bool:
+    """A run is not redone if it completed, or timed out under at least the budget asked for now."""
+    if previous.get("status") == "complete":
+        return True
+    if previous.get("status") != "timeout" or plan.run.timeout_s is None or previous.get("timeout_s") is None:
+        return False
+    return previous["timeout_s"] >= plan.run.timeout_s
+
+
+def _code() -> dict[str, Any]:
+    """What the code that wrote a snapshot must equal for it to be resumed."""
+    return {"okl": versions()["okl"], "commit": (git_state() or {}).get("commit")}
+
+
+def _snapshot(plan: Plan, position: Position):
+    return lambda: {"learner": plan.learner, "position": position, "code": _code()}
+
+
+def _resumable(plan: Plan, run: RunDir, previous: dict | None) -> dict | None:
+    """The snapshot to resume ``previous`` from, or None to start over."""
+    if (
+        previous is None
+        or plan.sink.overwrite
+        or plan.dataset.adaptive
+        or previous.get("status") not in RESUMABLE
+        or not previous.get("snapshot")
+        or previous.get("block") != plan.run.block
+        or previous.get("config", {}).get("checkpoints") != plan.run.checkpoints
+    ):
+        return None
+    try:
+        state = run.read_snapshot(previous["snapshot"]["path"])
+    except Exception:  # noqa: BLE001 (unreadable or from other code: start over)
+        return None
+    return state if state.get("code") == _code() else None
+
+
+def _final_learner(run: RunDir, manifest: dict, plan: Plan):
+    """The learner as a finished run left it (its last snapshot) for analyses still to be done; the
+    configured (untrained) learner when there is none."""
+    if manifest.get("snapshot") and analyses.pending(plan, manifest):
+        try:
+            return run.read_snapshot(manifest["snapshot"]["path"])["learner"]
+        except Exception:  # noqa: BLE001 (unreadable: the analyses that need it say so)
+            pass
+    return plan.learner
+
+
+def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> Outcome:
+    tune_allocator()
+    writer = RoundWriter(run, plan.sink.part_rows, plan.sink.part_seconds)
+    attempt = {
+        "timeout_s": plan.run.timeout_s,
+        "argv": sys.argv,
+        "versions": versions(),
+        "git": git_state(),
+        "started_at": _now(),
+    }
+    state = _resumable(plan, run, previous)
+    if state is not None:
+        plan.learner, position = state["learner"], state["position"]
+        writer.resume(previous, attempt)
+    else:
+        position = Position(checkpoints=heldout.checkpoints(plan))
+        writer.start(
+            {
+                **plan.partition,
+                "task": plan.dataset.task,
+                "dataset_files": plan.dataset.provenance,
+                "loss": plan.loss[0],
+                "planned_rounds": plan.rounds,
+                "block": plan.run.block,
+                "config": plan.config,
+                **attempt,
+            }
+        )
+    snapshot = None if plan.dataset.adaptive else _snapshot(plan, position)
+    status, error, signum = "complete", None, signal.SIGINT
+    wall = time.perf_counter()
+    bar = tqdm(
+        total=plan.rounds, initial=position.t, unit="round", unit_scale=True, disable=not progress, file=sys.stderr
+    )
+    blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
+    try:
+        with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
+            writer.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
+            if state is None:
+                prepare(plan, position)
+            try:
+                play(plan, writer, position, bar, snapshot)
+            except Timeout:
+                status = "timeout"
+    except KeyboardInterrupt as exc:
+        status, signum = "interrupted", getattr(exc, "signum", signal.SIGINT)
+    except OklError as exc:
+        status, error = "failed", str(exc)
+    except OSError as exc:  # a part could not be written (a full disk): the rounds before it are kept
+        status, error = "failed", unwritable(exc, run)
+    except Exception as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        bar.close()
+        fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
+        if plan.dataset.adaptive:
+            fields["environment_s"] = position.environment_ns / 1e9
+        final = snapshot if status in ("complete", "timeout") else None  # the learner matches the rows written
+        with _signals_deferred():
+            try:
+                writer.finish(final, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss())
+            except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
+                status = "interrupted" if status == "complete" else status
+                writer.finish(None, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss())
+            except OSError as exc:  # the last rows could not be written (a full disk): say so in run.json
+                status, error = "failed", unwritable(exc, run)
+                writer.abandon(status=status, **{**fields, "error": error})
+    m = writer.manifest
+    return Outcome(
+        status,
+        m["rounds"],
+        m["average_loss"],
+        run,
+        m["learner_s"],
+        error,
+        signum=signum,
+        resumed_from=previous["snapshot"]["rounds"] if state is not None else None,
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM (e.g. a scheduler ending the job) like Ctrl-C; the exit status says which it was."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Block SIGINT/SIGTERM while the last part and the manifest are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
+
+
+__all__ = ["Outcome", "execute"]

@@ -1,0 +1,140 @@
+"""The play loop: feed the stream to the learner block by block and hand every round to the writer.
+
+For each chunk of the stream (:meth:`okl.config.Plan.stream`, checked finite) the loop plays blocks of ``block`` rounds
+(``block = 1`` calls ``predict_one``/``learn_one`` round by round; a learner may ask for longer blocks
+through ``Learner.next_block``; a block also ends at a held-out checkpoint), computes the evaluation
+loss of the dataset's task and appends the rounds to the writer. Block boundaries depend on the rounds
+only (never on time), so a resumed run replays exactly the blocks of an uninterrupted one.
+
+An adaptive environment (:class:`okl.datasets.base.Environment`) chooses each round after querying
+the learner's pure ``predict_many``; its rounds are played one at a time, its inputs recorded as
+columns ``x_*`` and its time counted in ``environment_ns``.
+
+Timing: ``elapsed_ns`` is the learner's cumulative time (``time.perf_counter_ns`` around learner
+calls; data generation, loss and I/O excluded). Inside a block the block's time is spread evenly
+over its rounds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from okl.analyses import heldout
+from okl.config import Plan
+from okl.errors import NumericalError
+from okl.store import RoundWriter
+
+
+class Timeout(Exception):
+    """The learner's time exceeded ``timeout_s`` (checked after each block)."""
+
+
+@dataclass
+class Position:
+    """How far a run got: rounds played, cumulative loss and times. Saved with each snapshot."""
+
+    t: int = 0
+    cum_loss: float = 0.0
+    learner_ns: int = 0
+    environment_ns: int = 0  # time an adaptive environment took to choose its rounds
+    checkpoints: list[int] = field(default_factory=list)  # rounds after which the held-out set is scored
+
+    def next_checkpoint(self) -> int | None:
+        return next((c for c in self.checkpoints if c > self.t), None)
+
+    @property
+    def average(self) -> float | None:
+        return self.cum_loss / self.t if self.t else None
+
+
+def prepare(plan: Plan, position: Position) -> None:
+    """Show the stream to a ``beforehand`` learner first; its time counts as learner time."""
+    learner = plan.learner
+    if learner.beforehand is None:
+        return
+    for X, y in plan.stream(plan.rounds):
+        t0 = time.perf_counter_ns()
+        learner.prepare(X, y if learner.beforehand == "stream" else None)
+        position.learner_ns += time.perf_counter_ns() - t0
+    t0 = time.perf_counter_ns()
+    learner.prepared()
+    position.learner_ns += time.perf_counter_ns() - t0
+
+
+def _blocks(plan: Plan, position: Position) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The blocks to play from ``position.t`` on: the configured (or learner-asked) sizes cut from each
+    chunk's start, or one round at a time from an adaptive environment, which chooses each round after
+    the learner has learned the previous one."""
+    learner, block = plan.learner, plan.run.block
+    if plan.dataset.adaptive:
+        yield from plan.dataset.play(learner.predict_many, plan.rounds)
+        return
+    for X, y in plan.stream(plan.rounds, skip=position.t):
+        start = 0
+        while start < len(y):
+            size = block if block == 1 else learner.next_block(position.t, block)
+            checkpoint = position.next_checkpoint()
+            if checkpoint is not None:  # end the block there
+                size = min(size, checkpoint - position.t)
+            yield X[start : start + size], y[start : start + size]
+            start += size
+
+
+def play(plan: Plan, writer: RoundWriter, position: Position, bar: tqdm, snapshot: Callable | None) -> None:
+    """Play from ``position`` to the end of the stream (or raise :class:`Timeout`); a part that is due closes
+    after a block, with ``snapshot`` (the state to resume from) when given."""
+    learner, block, loss_fn = plan.learner, plan.run.block, plan.loss[1]
+    timeout_ns = None if plan.run.timeout_s is None else int(plan.run.timeout_s * 1e9)
+    blocks = _blocks(plan, position)
+    while True:
+        t_env = time.perf_counter_ns()
+        Xb, yb = next(blocks, (None, None))
+        position.environment_ns += time.perf_counter_ns() - t_env
+        if Xb is None:
+            return
+        m = len(yb)
+        t0 = time.perf_counter_ns()
+        if block == 1:
+            y_hat = np.array([learner.predict_one(Xb[0])])
+            learner.learn_one(Xb[0], yb[0])
+        else:
+            y_hat = learner.predict_learn_block(Xb, yb)
+        dt = time.perf_counter_ns() - t0
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss = loss_fn(yb, y_hat)
+        finite = np.isfinite(loss)
+        keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
+        cum = np.add.accumulate(np.concatenate(([position.cum_loss], loss[:keep])))[1:]
+        columns = {
+            "t": np.arange(position.t + 1, position.t + keep + 1, dtype=np.int64),
+            "y": yb[:keep],
+            "y_hat": y_hat[:keep],
+            "loss": loss[:keep],
+            "cum_loss": cum,
+            "elapsed_ns": position.learner_ns + dt * np.arange(1, keep + 1, dtype=np.int64) // m,
+            **{k: v[:keep] for k, v in learner.diagnostics(m).items()},
+        }
+        if plan.dataset.adaptive:  # the chosen sequence, for dataset=replay and for scoring
+            columns.update({f"x_{i}": Xb[:keep, i] for i in range(Xb.shape[1])})
+        writer.append(columns)
+        position.t += keep
+        position.cum_loss = float(cum[-1]) if keep else position.cum_loss
+        position.learner_ns += dt * keep // m
+        if keep < m:
+            raise NumericalError(
+                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite "
+                f"loss: check its step size or regularisation (learner.*)"
+            )
+        if position.t in position.checkpoints:
+            writer.checkpoint(**heldout.score(plan, position.t))
+        if writer.due():
+            writer.close_part(snapshot)
+        bar.update(m)
+        bar.set_postfix(avg_loss=f"{position.average:.4g}", refresh=False)
+        if timeout_ns is not None and position.learner_ns > timeout_ns:
+            raise Timeout

@@ -1,0 +1,16 @@
+"""The store: the one owner of the results root and of every file inside a run directory.
+
+- :mod:`okl.store.run`: a run directory (:class:`RunDir`: manifest, parts, held-out scores, recorded
+  inputs, snapshots, lock) and :func:`find` over a results root;
+- :mod:`okl.store.writer`: the round writer the runner appends to (:class:`RoundWriter`, ``sink.*`` keys);
+- :mod:`okl.store.cache`: per-stream caches (comparators, effective dimension);
+- :mod:`okl.store.files`: atomic writes.
+
+Readers go through :mod:`okl.results` (many runs) or :class:`RunDir` (one run).
+"""
+
+from okl.store.cache import Cache, digest
+from okl.store.run import PARTITION, RunDir, find
+from okl.store.writer import RoundWriter, SinkParams
+
+__all__ = ["PARTITION", "Cache", "RoundWriter", "RunDir", "SinkParams", "digest", "find"]

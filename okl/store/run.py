@@ -1,0 +1,210 @@
+"""One run directory: its files, its manifest, its lock and its snapshots. Nothing else knows a path
+inside a run directory.
+
+Layout (hive-style keys, ``run`` = content hash of the run's identity)::
+
+    <root>/learner=<key>/dataset=<key>/seed=<s>/run=<hash>/
+        rounds/part-00000.parquet   the first rounds (a part closes after ``part_rows`` rows or
+        rounds/part-00001.parquet   ``part_seconds`` seconds, at the end of a block)
+        test.parquet                held-out scores at checkpoints (datasets with a test set)
+        snapshots/part-00001.pkl    the learner and the play's position after the last closed part
+        run.json                    resolved config, versions, status, rounds done, timings, analyses
+        .lock                       the pid of the process playing the run
+
+Columns of ``rounds/``: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns``
+(learner time, cumulative), the learner's diagnostics (``model_size``, ...), the inputs ``x_0 .. x_{d-1}``
+for adaptive environments (so that the sequence can be replayed), and ``regret`` (null unless a
+comparator scored the run: :mod:`okl.analyses.regret`). ``test.parquet``: ``t``, ``test_loss`` (the
+task's evaluation loss averaged over the held-out set: 0-1 error for classification), ``model_size``
+and ``seconds`` (scoring time).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from okl.store.files import read_json, write_json, write_pickle, write_table
+from okl.system import process_alive
+
+MANIFEST = "run.json"
+LOCK = ".lock"
+ROUNDS = "rounds"
+TEST = "test.parquet"
+SNAPSHOTS = "snapshots"
+PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """The files of one run (``RunDir(path)``, or :meth:`at` a results root and partition keys)."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @classmethod
+    def at(cls, root: str | Path, partition: dict[str, object]) -> RunDir:
+        """The run directory of these partition keys (learner, dataset, seed, run) under ``root``."""
+        return cls(Path(root).joinpath(*(f"{k}={partition[k]}" for k in PARTITION.names)))
+
+    @property
+    def root(self) -> Path:
+        """The results root holding this run (and the per-stream caches)."""
+        return self.path.parents[len(PARTITION.names) - 1]
+
+    @property
+    def rounds_path(self) -> Path:
+        """The Parquet dataset of the rounds: ``pandas.read_parquet(run.rounds_path)`` reads them."""
+        return self.path / ROUNDS
+
+    # manifest ---------------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any] | None:
+        """``run.json``, or None when the directory holds no run."""
+        return read_json(self.path / MANIFEST)
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json(self.path / MANIFEST, manifest)
+
+    def record(self, **fields: Any) -> dict[str, Any]:
+        """Add fields (an analysis's entry) to the manifest; returns it."""
+        manifest = self.manifest() or {}
+        manifest.update(fields)
+        self.write_manifest(manifest)
+        return manifest
+
+    def status(self) -> str | None:
+        """The manifest's status, ``stopped`` for a run marked running whose process is gone."""
+        status = (self.manifest() or {}).get("status")
+        if status == "running" and not process_alive(self.lock_owner()):
+            return "stopped"
+        return status
+
+    # rounds -----------------------------------------------------------------------------------
+    def part_path(self, index: int) -> Path:
+        return self.path / ROUNDS / f"part-{index:05d}.parquet"
+
+    def parts(self) -> list[Path]:
+        """The closed parts the manifest lists, in round order."""
+        return [self.path / p for p in (self.manifest() or {}).get("parts", [])]
+
+    def rounds(self, columns: list[str] | None = None) -> pa.Table:
+        """The rounds written so far (the parts the manifest lists)."""
+        parts = self.parts()
+        if not parts:
+            return pa.table({c: pa.array([], pa.float64()) for c in columns or ["t"]})
+        return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts])
+
+    def set_column(self, name: str, values: np.ndarray) -> None:
+        """Replace column ``name`` of every part with ``values`` (one per round), part by part, atomically."""
+        start = 0
+        for path in self.parts():
+            part = pq.read_table(path)
+            rows = part.num_rows
+            column = pa.array(values[start : start + rows], type=pa.float64())
+            write_table(path, part.set_column(part.column_names.index(name), name, column))
+            start += rows
+
+    def inputs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(X, y) of the rounds when the run recorded its inputs (adaptive environments), else None."""
+        table = self.rounds()
+        names = sorted((c for c in table.column_names if c.startswith("x_")), key=lambda c: int(c[2:]))
+        if not names:
+            return None
+        X = np.column_stack([table[c].to_numpy() for c in names])
+        return np.ascontiguousarray(X), table["y"].to_numpy()
+
+    # held-out scores --------------------------------------------------------------------------
+    def heldout(self) -> pd.DataFrame | None:
+        """The held-out scores at checkpoints (``t``, ``test_loss``, ``model_size``, ``seconds``), or None."""
+        path = self.path / TEST
+        return pd.read_parquet(path) if path.exists() else None
+
+    def write_heldout(self, rows: list[dict[str, float]]) -> None:
+        write_table(self.path / TEST, pa.table({k: [r[k] for r in rows] for k in rows[0]}))
+
+    # snapshots --------------------------------------------------------------------------------
+    def write_snapshot(self, parts: int, state: Any) -> str:
+        """Save ``state`` as the snapshot after ``parts`` closed parts (the older snapshot is removed);
+        returns its path relative to the run directory, for the manifest."""
+        relative = f"{SNAPSHOTS}/part-{parts - 1:05d}.pkl"
+        write_pickle(self.path / relative, state)
+        for old in (self.path / SNAPSHOTS).glob("*.pkl"):
+            if old.name != Path(relative).name:
+                old.unlink(missing_ok=True)
+        return relative
+
+    def read_snapshot(self, relative: str) -> Any:
+        """The state saved by :meth:`write_snapshot`; raises OSError or pickle's errors when unreadable."""
+        with open(self.path / relative, "rb") as fh:
+            return pickle.load(fh)
+
+    def drop_snapshots(self) -> None:
+        for old in (self.path / SNAPSHOTS).glob("*.pkl"):
+            old.unlink(missing_ok=True)
+
+    def keep(self, parts: int) -> None:
+        """Delete every part after the first ``parts`` (a resumed run rewrites them)."""
+        for path in (self.path / ROUNDS).glob("part-*.parquet"):
+            if int(path.stem.removeprefix("part-")) >= parts:
+                path.unlink()
+
+    def clear(self) -> None:
+        """Remove the rounds, held-out scores and snapshots of an earlier attempt."""
+        self.keep(0)
+        (self.path / TEST).unlink(missing_ok=True)
+        self.drop_snapshots()
+
+    # lock -------------------------------------------------------------------------------------
+    def lock_owner(self) -> int:
+        """The pid written in the run's lock file, 0 when there is none."""
+        try:
+            return int((self.path / LOCK).read_text() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    @contextmanager
+    def claim(self) -> Iterator[int | None]:
+        """Hold the run's lock for this process; yield None, or the pid of a live process holding it.
+
+        Identical runs of one sweep (a key that a learner ignores, e.g. ``M`` for ``krr``) or two users
+        starting the same run would otherwise write the same directory at once. A lock left by a dead
+        process is taken over.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        lock = self.path / LOCK
+        while True:
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                owner = self.lock_owner()
+                if process_alive(owner):
+                    yield owner
+                    return
+                lock.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            try:
+                yield None
+            finally:
+                lock.unlink(missing_ok=True)
+            return
+
+
+def find(root: Path, **keys: object) -> list[RunDir]:
+    """The run directories under ``root`` whose partition keys (learner, dataset, seed, run) match the
+    given values (None: any)."""
+    pattern = "/".join(f"{k}={'*' if keys.get(k) is None else keys[k]}" for k in PARTITION.names)
+    return [RunDir(p) for p in sorted(Path(root).glob(pattern)) if p.is_dir()]

@@ -1,0 +1,141 @@
+"""The round writer: buffers per-round columns and writes them as closed Parquet parts of a run directory.
+
+Nothing finished is lost: a part closes at the end of the first block after ``part_rows`` rows or
+``part_seconds`` seconds (each part written to a temporary name and renamed), the learner's snapshot is
+saved with it and the manifest is rewritten, so a process killed with SIGKILL loses at most the rows of
+the part in progress, leaves a manifest saying how far it got (status ``running``), and the run resumes
+from the snapshot (:mod:`okl.runner.lifecycle`). Parts close at block ends only, so where they fall never
+changes what the learner computes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from okl.store.files import write_table
+from okl.store.run import ROUNDS, RunDir
+from okl.validation import integer_at_least, positive
+
+
+@dataclass(frozen=True)
+class SinkParams:
+    """root: results root; part_rows, part_seconds: a part closes (and the learner is snapshot) at the first
+    block end after this many rows or seconds; overwrite: redo runs already complete."""
+
+    root: str = "results"
+    part_rows: int = 100_000
+    part_seconds: float = 15.0
+    overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        integer_at_least("part_rows", self.part_rows, 1)
+        positive("part_seconds", self.part_seconds)
+
+
+class RoundWriter:
+    """Writes one run's rounds, held-out scores, snapshots and manifest."""
+
+    def __init__(self, run: RunDir, part_rows: int, part_seconds: float) -> None:
+        self.run = run
+        self.part_rows = part_rows
+        self.part_seconds = part_seconds
+        self.manifest: dict[str, Any] = {}
+        self.last: dict[str, float] = {}  # last written row: t, cum_loss, elapsed_ns
+        self.checkpoints: list[dict[str, float]] = []
+        self._buffer: list[dict[str, np.ndarray]] = []
+        self._buffered = 0
+        self._closed_at = time.monotonic()
+
+    def start(self, manifest: dict[str, Any]) -> None:
+        """Clear the run directory of an earlier attempt and write the initial manifest."""
+        (self.run.path / ROUNDS).mkdir(parents=True, exist_ok=True)
+        self.run.clear()
+        self.manifest = {**manifest, "status": "running", "rounds": 0, "parts": []}
+        self.run.write_manifest(self.manifest)
+
+    def resume(self, previous: dict[str, Any], fields: dict[str, Any]) -> None:
+        """Continue ``previous`` (a manifest with a snapshot) after its snapshot's parts: later parts and
+        held-out scores are dropped, ``fields`` (this attempt's versions, argv...) replace the old ones."""
+        snapshot = previous["snapshot"]
+        kept = previous["parts"][: snapshot["parts"]]
+        self.run.keep(len(kept))
+        self.manifest = {**previous, **fields, "status": "running", "parts": kept, "error": None}
+        self.manifest["resumed"] = [*previous.get("resumed", []), {"from_round": snapshot["rounds"], **fields}]
+        last = pq.read_table(self.run.path / kept[-1], columns=["t", "cum_loss", "elapsed_ns"])
+        self.last = {k: float(last[k][-1].as_py()) for k in last.column_names}
+        self.manifest.update(self._written())
+        heldout = self.run.heldout()
+        if heldout is not None:
+            self.checkpoints = [r for r in heldout.to_dict("records") if r["t"] <= snapshot["rounds"]]
+            if self.checkpoints:
+                self.run.write_heldout(self.checkpoints)
+        self.run.write_manifest(self.manifest)
+
+    def checkpoint(self, **row: float) -> None:
+        """Add a held-out score (t, test_loss, model_size, seconds) and rewrite ``test.parquet``."""
+        self.checkpoints.append(row)
+        self.run.write_heldout(self.checkpoints)
+
+    def append(self, columns: dict[str, np.ndarray]) -> None:
+        """Add rows (all columns of equal length)."""
+        self._buffer.append(columns)
+        self._buffered += len(columns["t"])
+
+    def due(self) -> bool:
+        """Whether the part in progress should close now (enough rows, or enough time since the last one)."""
+        return self._buffered >= self.part_rows or (
+            self._buffered > 0 and time.monotonic() - self._closed_at >= self.part_seconds
+        )
+
+    def close_part(self, snapshot: Callable[[], Any] | None = None) -> None:
+        """Write the buffered rows as one part, then ``snapshot()`` (the state after them) when given,
+        then the manifest. Safe to call again if it was interrupted: the buffer still holds the rows."""
+        if self._buffered:
+            rows = {k: np.concatenate([b[k] for b in self._buffer]) for k in self._buffer[0]}
+            index = len(self.manifest["parts"])
+            path = self.run.part_path(index)
+            write_table(path, pa.table({**rows, "regret": pa.nulls(self._buffered, pa.float64())}))
+            self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
+            self.last = {k: float(rows[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
+            self._buffer, self._buffered = [], 0
+            if snapshot is not None:
+                parts = len(self.manifest["parts"])
+                relative = self.run.write_snapshot(parts, snapshot())
+                self.manifest["snapshot"] = {"path": relative, "rounds": int(self.last["t"]), "parts": parts}
+        self._closed_at = time.monotonic()
+        self.manifest.update(self._written())
+        self.run.write_manifest(self.manifest)
+
+    def finish(self, snapshot: Callable[[], Any] | None = None, **fields: Any) -> None:
+        """Write the remaining rows and the final manifest (``status`` and any other fields).
+
+        Rounds, average loss and learner time are those of the last row written, so the manifest agrees
+        with the Parquet content whatever interrupted the run.
+        """
+        self.close_part(snapshot)
+        self.manifest.update(fields, **self._written())
+        self.run.write_manifest(self.manifest)
+
+    def abandon(self, **fields: Any) -> None:
+        """Record ``fields`` (a failed status and its reason) when the buffered rows cannot be written: the
+        manifest keeps the rounds of the parts already closed. Best effort: it is a small write."""
+        self.manifest.update(fields, **self._written())
+        with contextlib.suppress(OSError):
+            self.run.write_manifest(self.manifest)
+
+    def _written(self) -> dict[str, Any]:
+        """Rounds, average loss and learner time of the rows written so far."""
+        t = int(self.last.get("t", 0))
+        return {
+            "rounds": t,
+            "average_loss": self.last["cum_loss"] / t if t else None,
+            "learner_s": self.last.get("elapsed_ns", 0) / 1e9,
+        }

@@ -1,0 +1,152 @@
+"""The store: parts close by rows or time at block ends and cover every round, snapshots follow them,
+caches are shared safely; results.load reads many runs with typed partition keys."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from okl import results
+from okl.store import Cache, RoundWriter, RunDir
+
+
+def writer(path, part_rows, part_seconds=3600.0):
+    return RoundWriter(RunDir(path), part_rows, part_seconds)
+
+
+def play(sink, total, block, snapshot=None):
+    """Append ``total`` rows in blocks, closing parts when due, as the runner does."""
+    for start in range(0, total, block):
+        sink.append(rows(start, min(block, total - start)))
+        if sink.due():
+            sink.close_part(snapshot and (lambda start=start: snapshot(start)))
+
+
+def rows(start, m):
+    t = np.arange(start + 1, start + m + 1, dtype=np.int64)
+    return {
+        "t": t,
+        "y": t * 0.5,
+        "y_hat": t * 0.25,
+        "loss": np.ones(m),
+        "cum_loss": t * 1.0,
+        "elapsed_ns": t * 10,
+        "model_size": np.full(m, 3, dtype=np.int64),
+    }
+
+
+def test_parts_close_at_the_first_block_end_after_part_rows_and_cover_every_round(tmp_path):
+    sink = writer(tmp_path / "run", part_rows=1000)
+    sink.start({"learner": "x"})
+    for start in range(0, 3500, 300):
+        sink.append(rows(start, min(300, 3500 - start)))
+        if sink.due():
+            sink.close_part()
+        on_disk = json.loads((tmp_path / "run" / "run.json").read_text())["rounds"]
+        end = min(start + 300, 3500)
+        assert on_disk == (end if end == 3500 else 1200 * (end // 1200))  # nothing on disk before a part closes
+    sink.finish(status="complete")
+    parts = sorted((tmp_path / "run" / "rounds").glob("*.parquet"))
+    assert [pq.ParquetFile(p).metadata.num_rows for p in parts] == [1200, 1200, 1100]
+    table = pq.read_table(tmp_path / "run" / "rounds")
+    np.testing.assert_array_equal(table["t"].to_numpy(), np.arange(1, 3501))
+    assert table["regret"].null_count == 3500
+    m = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert m["status"] == "complete" and m["rounds"] == 3500 and len(m["parts"]) == 3
+
+
+def test_a_part_also_closes_after_part_seconds(tmp_path):
+    sink = writer(tmp_path, part_rows=10**9, part_seconds=1e-9)  # every block end is past the time limit
+    sink.start({})
+    play(sink, 1000, 300, snapshot=lambda start: {"after": min(start + 300, 1000)})
+    assert [pq.ParquetFile(p).metadata.num_rows for p in RunDir(tmp_path).parts()] == [300, 300, 300, 100]
+    m = RunDir(tmp_path).manifest()
+    assert m["snapshot"] == {"path": "snapshots/part-00003.pkl", "rounds": 1000, "parts": 4}
+    assert RunDir(tmp_path).read_snapshot(m["snapshot"]["path"]) == {"after": 1000}
+    assert [p.name for p in (tmp_path / "snapshots").iterdir()] == ["part-00003.pkl"]  # only the last is kept
+
+
+def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path):
+    first = writer(tmp_path, part_rows=200)
+    first.start({"planned_rounds": 1000})
+    play(first, 700, 100, snapshot=lambda start: start + 100)  # parts [1..200], [201..400], [401..600]
+    first.checkpoint(t=300, test_loss=1.0, model_size=3, seconds=0.0)
+    first.checkpoint(t=650, test_loss=2.0, model_size=3, seconds=0.0)
+    first.finish(None, status="interrupted")  # rounds 601..700 written without a snapshot
+    previous = RunDir(tmp_path).manifest()
+    assert previous["rounds"] == 700 and previous["snapshot"]["rounds"] == 600
+
+    second = writer(tmp_path, part_rows=200)
+    second.resume(previous, {"argv": ["again"]})
+    assert second.manifest["rounds"] == 600 and len(RunDir(tmp_path).parts()) == 3
+    assert RunDir(tmp_path).heldout().t.tolist() == [300]  # the checkpoint after the snapshot is redone
+    for start in range(600, 1000, 100):
+        second.append(rows(start, 100))
+    second.finish(None, status="complete")
+    m = RunDir(tmp_path).manifest()
+    assert m["rounds"] == 1000 and m["resumed"][0]["from_round"] == 600 and m["argv"] == ["again"]
+    np.testing.assert_array_equal(RunDir(tmp_path).rounds(["t"])["t"].to_numpy(), np.arange(1, 1001))
+
+
+def test_restart_clears_stale_parts(tmp_path):
+    first = writer(tmp_path, part_rows=10)
+    first.start({})
+    play(first, 35, 5)
+    first.finish(status="interrupted")
+    second = writer(tmp_path, part_rows=10)
+    second.start({})
+    second.append(rows(0, 12))
+    second.finish(status="complete")
+    assert pq.read_table(tmp_path / "rounds").num_rows == 12
+
+
+def test_cache_round_trips_and_leaves_no_temporary_files(tmp_path):
+    cache = Cache(tmp_path, "things")
+    assert cache.get_json("k") is None and cache.get_arrays("k") is None
+    cache.put_json("k", {"value": 1.5})
+    cache.put_arrays("k", losses=np.arange(3.0), penalty=np.float64(2.0))
+    assert cache.get_json("k") == {"value": 1.5}
+    saved = cache.get_arrays("k")
+    np.testing.assert_array_equal(saved["losses"], np.arange(3.0))
+    assert float(saved["penalty"]) == 2.0
+    assert sorted(p.name for p in cache.folder.iterdir()) == ["k.json", "k.npz"]
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    for learner, seed, status in (("a", 0, "complete"), ("b", 1, "timeout")):
+        sink = writer(tmp_path / f"learner={learner}/dataset=s/seed={seed}/run=0123456789ab", part_rows=50)
+        sink.start({"learner": learner, "seed": seed})
+        play(sink, 120, 60)
+        sink.finish(status=status)
+    return tmp_path
+
+
+def test_load_returns_all_rounds_with_partition_columns(two_runs):
+    df = results.load(two_runs)
+    assert len(df) == 240
+    assert sorted(df.learner.unique()) == ["a", "b"]
+    assert df.seed.dtype == np.int64 and df.run.iloc[0] == "0123456789ab"  # all-digit hashes stay strings
+    assert results.load(two_runs, learner="b").seed.unique().tolist() == [1]
+    assert len(results.load(two_runs, status="complete")) == 120
+    assert list(results.load(two_runs, columns=["t"]).columns) == ["learner", "dataset", "seed", "run", "t"]
+    assert results.load(two_runs, learner="zzz").empty
+
+
+def test_runs_lists_manifests(two_runs):
+    runs = results.runs(two_runs)
+    assert sorted(runs.status) == ["complete", "timeout"] and (runs.rounds == 120).all()
+
+
+def test_results_root_defaults_to_env(two_runs, monkeypatch):
+    monkeypatch.setenv("OKL_RESULTS", str(two_runs))
+    assert len(results.load()) == 240
+
+
+def test_a_missing_results_root_is_an_error_not_an_empty_table(tmp_path):
+    from okl.errors import ConfigError
+
+    for read in (results.load, results.runs):
+        with pytest.raises(ConfigError, match=r"no results root at '.*typo': pass the folder okl-run wrote to"):
+            read(tmp_path / "typo")
