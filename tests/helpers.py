@@ -1,8 +1,14 @@
-"""Helpers shared by the tests: small streams and the two ways of playing rounds."""
+"""Helpers shared by the tests: small streams, the two ways of playing rounds, and okl-run in a child process."""
 
 from __future__ import annotations
 
 import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +63,39 @@ def write_susy(data_dir: Path, n: int = 300, seed: int = 0, rows: np.ndarray | N
     with gzip.open(data_dir / "susy" / "SUSY.csv.gz", "wt") as fh:
         fh.writelines(",".join(f"{v:.18e}" for v in row) + "\n" for row in rows)
     return rows
+
+
+def manifest(run_dir):
+    """The run's run.json."""
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def only_run(root):
+    """The one run directory under a results root."""
+    (run_dir,) = list(root.glob("learner=*/dataset=*/seed=*/run=*"))
+    return run_dir
+
+
+def spawn_run(root, *overrides):
+    """okl-run in a child process (results under ``root``), which a test can signal or kill."""
+    env = {**os.environ, "OKL_RESULTS": str(root)}
+    return subprocess.Popen(
+        [sys.executable, "-c", "from okl.cli import main; main()", *overrides, "progress=false"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def wait_for_parts(root, count, proc, limit=60):
+    """Wait until the only run under ``root`` has closed ``count`` parts (while ``proc`` is alive)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        m = [json.loads(p.read_text()) for p in root.glob("*/*/*/*/run.json")]
+        if m and len(m[0].get("parts", [])) >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+    raise AssertionError("no parts written in time")

@@ -1,30 +1,20 @@
 """okl-run end to end: Parquet and run.json content, errors, timeouts, interruptions, sweeps."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from helpers import manifest, only_run, spawn_run, wait_for_parts
 from okl import results
 from okl.learners import LEARNERS
 
 FAST = ("dataset.length=3000", "progress=false")
-
-
-def manifest(run_dir):
-    return json.loads((run_dir / "run.json").read_text())
-
-
-def only_run(root):
-    (run_dir,) = list(root.glob("learner=*/dataset=*/seed=*/run=*"))
-    return run_dir
 
 
 def test_default_run_writes_rounds_and_manifest(okl_run, results_root):
@@ -174,35 +164,12 @@ def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
     assert not results_root.exists()  # nothing ran, nothing written
 
 
-def _spawn(root, *overrides):
-    env = {**os.environ, "OKL_RESULTS": str(root)}
-    return subprocess.Popen(
-        [sys.executable, "-c", "from okl.cli import main; main()", *overrides, "progress=false"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
-def _wait_for_parts(root, count, proc, limit=60):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        m = [json.loads(p.read_text()) for p in root.glob("*/*/*/*/run.json")]
-        if m and len(m[0].get("parts", [])) >= count:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("no parts written in time")
-
-
 @pytest.mark.parametrize(
     ("sig", "status", "code"), [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "interrupted", 143)]
 )
 def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
-    proc = _spawn(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
-    _wait_for_parts(tmp_path, 2, proc)
+    proc = spawn_run(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    wait_for_parts(tmp_path, 2, proc)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
@@ -213,8 +180,8 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
 
 
 def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
-    proc = _spawn(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
-    _wait_for_parts(tmp_path, 2, proc)
+    proc = spawn_run(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    wait_for_parts(tmp_path, 2, proc)
     proc.kill()
     proc.communicate(timeout=60)
     run_dir = only_run(tmp_path)

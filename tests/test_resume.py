@@ -1,0 +1,81 @@
+"""A stopped run resumes from its last snapshot and ends bit-identical to an uninterrupted run (timings
+aside): killed with SIGKILL (its manifest says running, its process is gone), interrupted, or timed out
+(tests/test_cli.py), for one learner of each family. It starts over when resuming would not be exact."""
+
+import signal
+
+import pandas as pd
+import pytest
+
+from helpers import manifest, only_run, spawn_run, wait_for_parts
+from okl.store import RunDir
+
+FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kill lands mid-way
+    "awv/ridge": (["learner=pkrr_taylor"], 100_000, 500),
+    "random features": (["learner=fogd"], 60_000, 500),
+    "KORS dictionary": (["learner=pkrr_nystrom"], 6_000, 300),
+    "KONS": (["learner=pros_n_kons"], 4_000, 300),
+    "POLK (held-out checkpoints)": (["learner=polk", "dataset=multidist"], 60_000, 500),
+    "AdaRaker": (["learner=adaraker"], 300_000, 500),
+}
+
+
+def content(root):
+    """The run's rounds and held-out scores without the timings."""
+    run = RunDir(only_run(root))
+    rounds = run.rounds().to_pandas().drop(columns=["elapsed_ns"])
+    heldout = run.heldout()
+    return rounds, None if heldout is None else heldout.drop(columns=["seconds"])
+
+
+def stop(root, sig, overrides):
+    proc = spawn_run(root, *overrides)
+    wait_for_parts(root, 2, proc)
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    m = manifest(only_run(root))
+    assert m["status"] in ("running", "interrupted") and m["rounds"] < m["planned_rounds"], "stopped too late"
+    return m
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_killed_run_resumes_bit_identically(family, okl_run, tmp_path, monkeypatch):
+    overrides, rounds, part_rows = FAMILIES[family]
+    length = "dataset.length" if "dataset=multidist" in overrides else "n"
+    args = [*overrides, f"{length}={rounds}", f"sink.part_rows={part_rows}", "progress=false"]
+    killed = stop(tmp_path / "killed", signal.SIGKILL, args)
+    snapshot = killed["snapshot"]["rounds"]
+    assert killed["status"] == "running" and snapshot >= 2 * part_rows
+
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert f"complete (resumed from round {snapshot:,})" in out
+    resumed = manifest(only_run(tmp_path / "killed"))
+    assert resumed["resumed"][0]["from_round"] == snapshot and "snapshot" not in resumed
+    assert not list((only_run(tmp_path / "killed") / "snapshots").glob("*"))  # complete: nothing left to resume
+
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
+    assert okl_run(*args)[0] == 0
+    (a, test_a), (b, test_b) = content(tmp_path / "killed"), content(tmp_path / "clean")
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    if test_b is not None:
+        pd.testing.assert_frame_equal(test_a, test_b, check_exact=True)
+
+
+def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp_path, monkeypatch):
+    args = ["learner=pkrr_taylor", "n=100000", "sink.part_rows=500", "progress=false"]
+    interrupted = stop(tmp_path / "a", signal.SIGINT, args)
+    assert interrupted["status"] == "interrupted" and interrupted["rounds"] >= interrupted["snapshot"]["rounds"]
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "a"))
+    code, out, _ = okl_run(*args)
+    assert code == 0 and f"(resumed from round {interrupted['snapshot']['rounds']:,})" in out
+
+    stop(tmp_path / "b", signal.SIGKILL, args)
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "b"))
+    code, out, _ = okl_run(*args, "block=128")  # other block boundaries: resuming would not be exact
+    assert code == 0 and "resumed" not in out and "complete" in out
+    assert "resumed" not in manifest(only_run(tmp_path / "b"))
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "c"))
+    assert okl_run(*args, "block=128")[0] == 0
+    pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)
