@@ -130,8 +130,8 @@ def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
         if not finite.all():
             row = offset + 1 + int(np.argmin(finite.reshape(len(values), -1).all(axis=1)))
             raise DataError(
-                f"dataset {name!r} has a non-finite {what} at round {row:,}: clean the data or "
-                f"choose a missing-value policy for this dataset"
+                f"dataset {name!r} gives a non-finite {what} at round {row:,}: the learners need finite values; "
+                f"check the dataset's settings (dataset.*) or its files (okl-data verify)"
             )
 
 

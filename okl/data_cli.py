@@ -127,6 +127,7 @@ def _verify(specs, data, mirror) -> int:
                 meta = cache.read_meta(directory)
                 try:
                     cache.CachedPart(directory, meta)
+                    cache.check_content(directory, meta)
                     verdict = f"ok ({meta['rows']:,} rows)"
                 except Exception as exc:  # a truncated or foreign cache: report it, keep checking
                     verdict, bad = f"BROKEN: {exc}", bad + 1

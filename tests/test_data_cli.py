@@ -20,9 +20,26 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data):
     assert okl_data("fetch", "susy")[0] == 0
     code, out, _ = okl_data("verify", "susy")
     assert code == 0 and "no published sha256" in out and "cache" in out and out.endswith("all verified\n")
-    (no_data / "susy" / "cache" / "all-v1" / "x.bin").write_bytes(b"12345678")  # a truncated cache
+    (no_data / "susy" / "cache" / "all-v2" / "x.bin").write_bytes(b"12345678")  # a truncated cache
     code, out, _ = okl_data("verify", "susy")
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
+
+
+def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_its_row(okl_data, okl_run, no_data):
+    """The size check let it through, and the run blamed round 1 and suggested a policy no key provides."""
+    import numpy as np
+
+    write_susy(no_data)
+    assert okl_data("fetch", "susy")[0] == 0
+    cache = no_data / "susy" / "cache" / "all-v2"
+    x = np.fromfile(cache / "x.bin").reshape(300, 18)
+    x[11, 4] = np.nan  # data row 12
+    x.tofile(cache / "x.bin")  # same size, other bytes
+    code, out, _ = okl_data("verify", "susy")
+    assert code == 1 and "x.bin: its content changed since it was parsed" in out and f"remove {cache}" in out
+    code, _, err = okl_run("dataset=susy", "progress=false")
+    assert code == 2 and err.count("\n") == 1
+    assert "SUSY.csv.gz: data row 12 holds nan" in err and str(cache) in err and "missing-value" not in err
 
 
 def test_verify_names_a_file_that_differs_from_the_catalog(okl_data, no_data):

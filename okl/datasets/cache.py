@@ -5,19 +5,23 @@ Layout, under the data directory (:mod:`okl.datasets.sources`)::
     <dataset>/cache/<part>[-<target>]-v<VERSION>/
         x.bin      X, rows × d, C order (float64; uint8 for MNIST pixels)
         y.bin      y, raw labels or targets (float64; uint8 for MNIST)
-        meta.json  rows, d, dtypes, the source file, its content sha256, parse time, and the parsing
-                   format; a cache whose format is no longer the catalog's is parsed again
+        meta.json  rows, d, dtypes, the source file, its content sha256, the sha256 of x.bin and
+                   y.bin (``okl-data verify`` checks them), parse time, and the parsing format; a
+                   cache whose format is no longer the catalog's is parsed again
 
 Row-major flat arrays (not Parquet) because a shuffled stream gathers whole rows at random: one
 contiguous read per row, straight from the page cache. A part is parsed in bounded chunks written as
 they come, into a temporary directory renamed into place when the content hash has been checked; a
 cache is never replaced by a failed parse. Readers map the files and drop their pages after each
-chunk (``madvise``), so streaming 5M SUSY rows stays far below 2 GB of resident memory.
+chunk (``madvise``), so streaming 5M SUSY rows stays far below 2 GB of resident memory. A mapped part is
+scanned for non-finite values when a dataset opens it (one vectorised pass), so a damaged cache is named
+with its row before any round is played.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import mmap
 import shutil
@@ -32,7 +36,8 @@ from okl.datasets.catalog import Format, Spec
 from okl.datasets.sources import HashingReader, Located, check_mirror_copy, download, find, mismatch, open_content
 from okl.errors import DataError
 
-VERSION = 1
+VERSION = 2  # 2: meta.json records the arrays' sha256
+SCAN = 1 << 20  # values checked finite at a time
 
 
 def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
@@ -124,7 +129,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     tmp.mkdir(parents=True)
     start = time.perf_counter()
     try:
-        rows, d, dtypes = _write(parsers.parse(fmt, openers, names), tmp)
+        rows, d, dtypes, arrays = _write(parsers.parse(fmt, openers, names), tmp)
         hashes = [r.finish() for r in readers[: len(located)]]
         for file, found in zip(located, hashes, strict=True):
             if file.file.content_sha256 and found != file.file.content_sha256:
@@ -151,6 +156,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
             {"path": str(f.path), "origin": f.origin, "content_sha256": h, "checked": bool(f.file.content_sha256)}
             for f, h in zip(located, hashes, strict=True)
         ],
+        "arrays_sha256": arrays,
         "note": source.note,
         "parse_s": round(time.perf_counter() - start, 3),
     }
@@ -160,16 +166,44 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     return directory
 
 
-def _write(chunks, directory: Path) -> tuple[int, int, dict[str, str]]:
+def _write(chunks, directory: Path) -> tuple[int, int, dict[str, str], dict[str, str]]:
+    """Write x.bin and y.bin; returns rows, d, dtypes and the files' sha256."""
     rows, d, dtypes = 0, None, {}
+    hx, hy = hashlib.sha256(), hashlib.sha256()
     with open(directory / "x.bin", "wb") as fx, open(directory / "y.bin", "wb") as fy:
         for X, y in chunks:
             d = X.shape[1] if d is None else d
             dtypes = {"x": X.dtype.str, "y": y.dtype.str}
-            fx.write(np.ascontiguousarray(X).tobytes())
-            fy.write(np.ascontiguousarray(y).tobytes())
+            bx, by = np.ascontiguousarray(X).tobytes(), np.ascontiguousarray(y).tobytes()
+            fx.write(bx)
+            fy.write(by)
+            hx.update(bx)
+            hy.update(by)
             rows += len(y)
-    return rows, d or 0, dtypes
+    return rows, d or 0, dtypes, {"x": hx.hexdigest(), "y": hy.hexdigest()}
+
+
+def arrays_sha256(directory: Path) -> dict[str, str]:
+    """The sha256 of a cache's x.bin and y.bin as they are on disk now."""
+    out = {}
+    for key in ("x", "y"):
+        h = hashlib.sha256()
+        with open(directory / f"{key}.bin", "rb") as fh:
+            while block := fh.read(1 << 24):
+                h.update(block)
+        out[key] = h.hexdigest()
+    return out
+
+
+def check_content(directory: Path, meta: dict) -> None:
+    """Raise DataError when the arrays' content is not what was parsed (same size, other bytes)."""
+    found = arrays_sha256(directory)
+    for key, recorded in meta["arrays_sha256"].items():
+        if found[key] != recorded:
+            raise DataError(
+                f"{directory / f'{key}.bin'}: its content changed since it was parsed (sha256 {found[key][:12]}…, "
+                f"recorded {recorded[:12]}…): remove {directory} and it is parsed again"
+            )
 
 
 @dataclass
@@ -199,6 +233,24 @@ class CachedPart:
     def rows(self) -> int:
         return self.meta["rows"]
 
+    def check_finite(self) -> None:
+        """Raise DataError naming the first row (of the source file) holding NaN or inf, and the cache."""
+        if self.x.dtype.kind != "f":
+            return
+        step = max(1, SCAN // max(1, self.x.shape[1]))
+        for a in range(0, self.rows, step):
+            bad = ~np.isfinite(self.x[a : a + step]).all(axis=1) | ~np.isfinite(self.y[a : a + step])
+            if bad.any():
+                row = a + int(np.argmax(bad))
+                values = np.concatenate((self.x[row], [self.y[row]]))
+                self.release()
+                source = self.meta["files"][0]["path"]
+                raise DataError(
+                    f"{source}: data row {row + 1:,} holds {values[~np.isfinite(values)][0]} (cache {self.directory}): "
+                    f"run `okl-data verify {self.meta['dataset']}`, and remove the cache to parse the file again"
+                )
+        self.release()
+
     def release(self) -> None:
         for mapped in self._maps:
             mapped.madvise(mmap.MADV_DONTNEED)
@@ -207,4 +259,6 @@ class CachedPart:
 def load(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | None, allow_download: bool):
     """The cached part, parsed first if needed."""
     directory = build(spec, part, target, data, mirror, allow_download)
-    return CachedPart(directory, read_meta(directory))
+    part = CachedPart(directory, read_meta(directory))
+    part.check_finite()
+    return part
