@@ -59,8 +59,33 @@ def test_adversary_maximises_exactly_the_regret_against_the_prefix_oracle():
     regret = np.cumsum((y_hat - y) ** 2) - np.cumsum(ell)
     np.testing.assert_allclose(regret, np.cumsum(env.chosen_gain), rtol=1e-8)
     assert np.abs(X).max() <= 0.5 and np.abs(y).max() <= 2.0
-    # the chosen point beats the screened candidates it started from
     assert min(env.chosen_gain) > 0
+
+
+def test_adversary_choice_beats_every_other_point_and_label_of_its_box():
+    """The objective is maximised, not only recorded: at each round the chosen (x, y) gains at least as much
+    as 300 other points of the box (each with its best label), and as the chosen x with 41 other labels."""
+    import copy
+
+    env = Adversary(length=12, d=2, x_bound=0.5, y_bound=2.0)
+    learner = make("kernel_awv", d=2, sigma=1.0, lam=1.0)
+    g = np.random.default_rng(11)
+    for _ in range(12):
+        before = copy.deepcopy(env.oracle)
+        rival, _ = env.gain(learner.predict_many, g.uniform(-0.5, 0.5, (300, 2)))
+        x, y = env.choose(learner.predict_many)
+        chosen = env.chosen_gain[-1]
+        assert chosen >= rival.max() - 1e-9
+        terms, _ = before.terms(x[None, :])
+        labels = np.linspace(-2.0, 2.0, 41)[:, None]
+        by_label = (learner.predict_many(x[None, :]) - labels) ** 2 - before.loss_after(terms, labels) + before.loss
+        assert chosen >= by_label.max() - 1e-9
+        np.testing.assert_allclose(
+            chosen,
+            (learner.predict_one(x) - y) ** 2 - before.loss_after(terms, np.array([[y]]))[0, 0] + before.loss,
+            rtol=1e-9,
+        )
+        learner.learn_one(x, y)
 
 
 def test_greedy_adversary_makes_a_fixed_budget_learner_fall_behind_kernel_awv():

@@ -118,6 +118,21 @@ def test_polk_error_tracks_the_bayes_error_of_multidist():
     assert ds.bayes_error() < 0.03 and error <= 0.05
 
 
+def test_multidist_centres_are_on_the_circle_and_its_variances_are_the_papers():
+    """θ_c = (cos 2πc/C, sin 2πc/C); μ_{c,j} − θ_c ~ N(0, σ_y² I); x − μ_{y,j} ~ N(0, σ² I)."""
+    theta = np.array([[np.cos(2 * np.pi * c / 5), np.sin(2 * np.pi * c / 5)] for c in range(5)])
+    ds = DATASETS.get("multidist")(modes=4000, mean_var=0.5)  # many means: their law is measurable
+    offsets = ds.means - theta[:, None, :]
+    np.testing.assert_allclose(offsets.mean(axis=1), 0.0, atol=0.05)
+    np.testing.assert_allclose(offsets.reshape(-1, 2).var(axis=0), 0.5, rtol=0.05)
+    one = DATASETS.get("multidist")(modes=1, mean_var=1e-12, mode_var=0.3, length=20000)
+    np.testing.assert_allclose(one.means[:, 0, :], theta, atol=1e-5)
+    X, y = next(one.chunks())
+    residual = X - theta[y.astype(int)]
+    np.testing.assert_allclose(residual.mean(axis=0), 0.0, atol=0.02)
+    np.testing.assert_allclose(residual.var(axis=0), 0.3, rtol=0.05)
+
+
 def test_multidist_is_the_papers_mixture():
     ds = DATASETS.get("multidist")()
     (X, y), (Xt, _) = next(ds.chunks()), ds.test_set()

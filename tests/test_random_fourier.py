@@ -76,9 +76,10 @@ def test_orthogonal_rows_are_orthogonal_within_a_block_and_gaussian_in_norm():
         gram = block @ block.T
         np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0, atol=1e-12)
     assert not np.allclose((V[:5] * sigma) @ (V[5:10] * sigma).T, 0, atol=1e-3)  # blocks are independent
-    # row norms are χ_d like Gaussian rows: E||v||² = d/σ², over many draws
+    # row norms are χ_d like Gaussian rows: σ²||v||² ~ χ²_d, mean d and variance 2d (a constant √d fails)
     norms = np.concatenate([(RandomFourierFeatures(d, d, sigma, s, orthogonal=True).V ** 2).sum(1) for s in range(400)])
     assert np.mean(norms) * sigma**2 == pytest.approx(d, rel=0.05)
+    assert np.var(norms) * sigma**4 == pytest.approx(2 * d, rel=0.15)
 
 
 def kernel_errors(X, D, orthogonal, draws=300):

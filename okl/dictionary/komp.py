@@ -21,7 +21,9 @@ held terms are projected onto the final D together (Σ_i w_i K_DD⁻¹k_i added 
 their error e = Σ_i w_i ρ_i (ρ_i = φ(x_i) − P_D φ(x_i)) is counted exactly, cross terms included:
 ||e||² = Σ_c Σ_ij w_ic w_jc (κ(x_i, x_j) − k_iᵀK_DD⁻¹k_j). Since e ⊥ span(D), the removals' errors add to
 it by Pythagoras. While ||e|| would exceed ε, the held point whose own error ||w_i||² ||ρ_i||² is largest
-is appended instead, and the rest are measured again against the larger span. (Projecting each point
+is appended instead, and the rest are measured again against the larger span; a point whose residual
+variance is below ``FLOOR`` (10⁻¹²) is never appended (its inverse would overflow), so an ε below that
+resolution (ε² < 10⁻¹² ||w||²) is met only up to it. (Projecting each point
 onto D as it came and adding ||w_i||² r_i, as before, missed the cross terms: two near-duplicate points
 in one mini-batch reached ||f − f̃|| = 1.21 ε.) This
 keeps K_DD well conditioned: measured on multidist with K = 10⁻⁴ (ε = 0.0015), ``tol`` = 10⁻¹⁰ let
@@ -41,6 +43,7 @@ from scipy.linalg import cho_factor, cho_solve
 from okl.kernels import Kernel, squared_distance
 
 TOL = 1e-6  # residual variance, relative to κ(x, x), below which a point is in the span
+FLOOR = 1e-12  # residual variance below which a point is never appended, whatever the budget
 
 
 class KernelDictionary:
@@ -130,8 +133,10 @@ def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
         for q in range(len(h)):
             if _norm2(W_new[h[q]]) * R[q, q] > _norm2(W_new[h[p]]) * R[p, p]:
                 p = q
+        if len(h) == 0 or R[p, p] <= FLOOR:  # below the dictionary's resolution: appending would break K⁻¹
+            break
         _residual(X, K_inv, M, X_new[h[p]], sigma, k, a)
-        M = _append(X, K, K_inv, U, M, X_new[h[p]], W_new[h[p]], max(R[p, p], 1e-300), k, a)
+        M = _append(X, K, K_inv, U, M, X_new[h[p]], W_new[h[p]], R[p, p], k, a)
         updates += 1
         h = np.delete(h, p)
         err2 = _held_error(X, K_inv, M, X_new, W_new, h, sigma, k, a, A, R)
