@@ -7,11 +7,13 @@ from scipy.spatial.distance import cdist
 from helpers import play_blocks, play_loop, relative_gap, stream
 from okl import system
 from okl.errors import ConfigError, ResourceError
+from okl.features.taylor import taylor_dim
 from okl.learners import LEARNERS
 from okl.learners.fogd import FOGD
 from okl.learners.kernel_awv import KernelAWV
 from okl.learners.krr import KRR
 from okl.learners.pkawv_taylor import PKAWVTaylor
+from okl.linalg.online_ridge import OnlineRidge
 
 SETTINGS = {  # small, fast settings for each registered learner
     "kernel_awv": dict(sigma=0.8, lam=0.5),
@@ -174,8 +176,15 @@ def test_taylor_state_too_large_for_memory_is_refused(monkeypatch):
         PKAWVTaylor(22, M=5)
     message = str(info.value)
     assert "d=22, M=5" in message and "80,730 Taylor features" in message and "48.6 GiB" in message
-    assert "1.0 GiB are available" in message
-    assert "M=3 fits" in message and "\n" not in message
+    assert "half the 1.0 GiB available" in message and "\n" not in message
+    # the suggestion fits the budget (it suggested a degree whose state alone filled the memory, or M=1
+    # when even that did not fit)
+    suggested = int(message.split("lower M (M=")[1].split()[0])
+    assert suggested == 3 and OnlineRidge.state_bytes(taylor_dim(22, suggested)) <= system.GIB // 2
+    assert OnlineRidge.state_bytes(taylor_dim(22, 4)) > system.GIB // 2
+    monkeypatch.setattr(system, "available_memory", lambda: 2**20)  # 1 MiB: not even M = 1 (401 features)
+    with pytest.raises(ResourceError, match="no degree fits: reduce the input dimension"):
+        PKAWVTaylor(400, M=2)
 
 
 def test_exact_kernel_grows_as_far_as_memory_allows_then_stops_with_a_resource_error(monkeypatch):

@@ -15,9 +15,14 @@ instances' predictions and h the interval weights:
 Choices (the paper leaves them open or, we believe, misprints them; tests pin each down):
 
 - Sign of (23). Printed, h ← h·exp(−η r) with r of (24) lowers the weight of an instance that beats
-  the ensemble, against the text's intent ("decrease (increase) the weights of those instances with
-  small (large) losses"); we use h ← h·exp(+η r), the sleeping-experts update of Daniely et al.
-  (2015) that (23) follows. A test checks the direction.
+  the ensemble. We use h ← h·exp(+η r), for four reasons: (24) defines r as "the loss of A_I relative
+  to the overall loss", i.e. the ensemble's loss minus the instance's, a reward that should raise the
+  weight; the analogous weight update (14) of the kernel ensemble multiplies by exp(−η·loss), which
+  with r = −(the instance's excess loss) is exp(+η r); Daniely et al. (2015), whose sleeping-experts
+  scheme (23) follows, update with (1 + η r), increasing in r; and the proof of Lemma 3 bounds
+  Σ_t r_t^(I) through log h growing with r, which only holds with the + sign. (The printed sentence
+  "decrease (increase) the weights of those instances with small (large) losses" is itself inverted and
+  cannot settle it.) A test checks the direction.
 - A new instance. (23) sets h_{t+1} = η^(I) at t = start(I); at t = start(I) itself the instance's
   weight is h_t = 0 (the case t ∉ I at t − 1): it learns its first round without voting. So a
   length-1 interval never votes, and its instance is not run (no prediction depends on it). At

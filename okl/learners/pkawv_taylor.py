@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from okl import system
+from okl.errors import ResourceError
 from okl.features.taylor import TaylorFeatures, taylor_dim
 from okl.learners.base import Learner, register
 from okl.learners.kernel_awv import KernelParams
@@ -45,11 +46,19 @@ class PKAWVTaylor(Learner):
         super().__init__(d, horizon=horizon, **params)
         p = self.params
         r = taylor_dim(d, p.M)
-        system.require_memory(
-            OnlineRidge.state_bytes(r),
-            f"{self.name}: d={d}, M={p.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state",
-            f"lower M (M={_largest_fitting_degree(d, p.M)} fits) or reduce the input dimension",
-        )
+        budget = system.available_memory() // 2  # the state, and room for a block's features and temporaries
+        if OnlineRidge.state_bytes(r) > budget:
+            fitting = _largest_fitting_degree(d, p.M, budget)
+            advice = (
+                f"lower M (M={fitting} gives a {OnlineRidge.state_bytes(taylor_dim(d, fitting)) / system.GIB:,.2f} GiB state)"
+                if fitting
+                else "no degree fits: reduce the input dimension"
+            )
+            raise ResourceError(
+                f"{self.name}: d={d}, M={p.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state of "
+                f"{OnlineRidge.state_bytes(r) / system.GIB:,.1f} GiB, more than half the "
+                f"{2 * budget / system.GIB:,.1f} GiB available: {advice}"
+            )
         self.features = TaylorFeatures(d, p.M, p.sigma)
         self.ridge = OnlineRidge(self.features.dim, p.lam, awv=self.awv)
 
@@ -67,8 +76,6 @@ class PKAWVTaylor(Learner):
         return self.features.dim
 
 
-def _largest_fitting_degree(d: int, M: int) -> int:
-    free = system.available_memory()
-    while M > 1 and OnlineRidge.state_bytes(taylor_dim(d, M)) > free:
-        M -= 1
-    return M
+def _largest_fitting_degree(d: int, M: int, budget: int) -> int:
+    """The largest degree below M whose state fits ``budget`` bytes; 0 when none does."""
+    return next((m for m in range(M - 1, 0, -1) if OnlineRidge.state_bytes(taylor_dim(d, m)) <= budget), 0)

@@ -5,6 +5,10 @@ single-kernel baseline of raker_shen2018 §4 ("RBF", η = 1/√T) and the expert
     f_{t+1} = (1 − ηλ) f_t − η ℓ'(ŷ_t, y_t) k(x_t, ·)     (the functional gradient of ℓ + (λ/2)||f||²),
 
 so every round adds the support vector x_t with α_t = −η ℓ'(ŷ_t, y_t) and shrinks the others by 1 − ηλ.
+Step convention: ℓ is the loss as :mod:`okl.losses` defines it, the square loss (ŷ − y)² with
+ℓ' = 2(ŷ − y). Raker and OMKL step on raker_shen2018's ½(ŷ − y)² (:mod:`okl.learners.raker`), so at one
+η this learner's step is twice theirs: give it η/2 to compare equal steps (``learner.eta``). It keeps the
+project's loss so that its η means the same as fogd's and nogd's, its first-order neighbours.
 A round costs O(m d) for m support vectors (m = t without a budget). Choice for ``budget`` = B: once
 B vectors are kept, the new one replaces the oldest (first in, first out, as the Forgetron's removal),
 so long streams cost O(B d) per round. Rounds run in a compiled loop; the support vectors sit in a
