@@ -49,8 +49,9 @@ class PKAWVTaylor(Learner):
         budget = system.available_memory() // 2  # the state, and room for a block's features and temporaries
         if OnlineRidge.state_bytes(r) > budget:
             fitting = _largest_fitting_degree(d, p.M, budget)
+            size = OnlineRidge.state_bytes(taylor_dim(d, fitting)) / system.GIB
             advice = (
-                f"lower M (M={fitting} gives a {OnlineRidge.state_bytes(taylor_dim(d, fitting)) / system.GIB:,.2f} GiB state)"
+                f"lower M (M={fitting} gives a {size:,.2f} GiB state)"
                 if fitting
                 else "no degree fits: reduce the input dimension"
             )
