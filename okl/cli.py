@@ -59,7 +59,7 @@ def _task(cfg) -> str:
         outcome = runner.execute(plan, progress=plan.run.progress and not multirun)
         print(outcome.summary(plan), flush=True)
         if outcome.status == "failed":
-            raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run_dir})")
+            raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
     except OklError as exc:
         if multirun:  # Hydra names the failing job's overrides, then main() prints the message
             raise

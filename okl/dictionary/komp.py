@@ -133,7 +133,7 @@ def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
         for q in range(len(h)):
             if _norm2(W_new[h[q]]) * R[q, q] > _norm2(W_new[h[p]]) * R[p, p]:
                 p = q
-        if len(h) == 0 or R[p, p] <= FLOOR:  # below the dictionary's resolution: appending would break K⁻¹
+        if R[p, p] <= FLOOR:  # below the dictionary's resolution: appending would break K⁻¹
             break
         _residual(X, K_inv, M, X_new[h[p]], sigma, k, a)
         M = _append(X, K, K_inv, U, M, X_new[h[p]], W_new[h[p]], R[p, p], k, a)

@@ -59,10 +59,6 @@ class Outcome:
     unfinished: str | None = None  # the post-run analysis a signal stopped (the run itself is saved)
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
 
-    @property
-    def run_dir(self):
-        return self.run.path
-
     def summary(self, plan: Plan) -> str:
         what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
         if self.skipped and self.status == "running":
@@ -133,16 +129,13 @@ def _done(previous: dict, plan: Plan) -> bool:
     return previous["timeout_s"] >= plan.run.timeout_s
 
 
-def _code() -> dict[str, Any]:
-    """What the code that wrote a snapshot must equal for it to be resumed."""
-    return {"okl": versions()["okl"], "commit": (git_state() or {}).get("commit")}
+def _code(attempt: dict[str, Any]) -> dict[str, Any]:
+    """What the code that wrote a snapshot must equal for it to be resumed (from an attempt's versions and
+    git state, read once per run: ``git`` takes about 16 ms)."""
+    return {"okl": attempt["versions"]["okl"], "commit": (attempt["git"] or {}).get("commit")}
 
 
-def _snapshot(plan: Plan, position: Position):
-    return lambda: {"learner": plan.learner, "position": position, "code": _code()}
-
-
-def _resumable(plan: Plan, run: RunDir, previous: dict | None) -> dict | None:
+def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any]) -> dict | None:
     """The snapshot to resume ``previous`` from, or None to start over."""
     if (
         previous is None
@@ -158,7 +151,7 @@ def _resumable(plan: Plan, run: RunDir, previous: dict | None) -> dict | None:
         state = run.read_snapshot(previous["snapshot"]["path"])
     except Exception:  # noqa: BLE001 (unreadable or from other code: start over)
         return None
-    return state if state.get("code") == _code() else None
+    return state if state.get("code") == code else None
 
 
 def _final_learner(run: RunDir, manifest: dict, plan: Plan):
@@ -182,7 +175,8 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         "git": git_state(),
         "started_at": _now(),
     }
-    state = _resumable(plan, run, previous)
+    code = _code(attempt)
+    state = _resumable(plan, run, previous, code)
     if state is not None:
         plan.learner, position = state["learner"], state["position"]
         writer.resume(previous, attempt)
@@ -200,7 +194,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 **attempt,
             }
         )
-    snapshot = None if plan.dataset.adaptive else _snapshot(plan, position)
+    snapshot = None if plan.dataset.adaptive else lambda: {"learner": plan.learner, "position": position, "code": code}
     status, error, signum = "complete", None, signal.SIGINT
     wall = time.perf_counter()
     bar = tqdm(
