@@ -42,9 +42,10 @@ figures: install  ## run the figure presets (complete runs are skipped) and draw
 figures-real: install  ## PKAWV Figures 2/4 on the real datasets that are available (OKL_DATA_MIRROR or okl-data fetch)
 	$(PY) scripts/figures.py --real
 
-lint: install  ## ruff
+lint: install  ## ruff, and the import layers of pyproject.toml's [tool.importlinter] (ARCHITECTURE.md)
 	$(VENV)/bin/ruff check okl conf tests scripts
 	$(VENV)/bin/ruff format --check okl conf tests scripts
+	$(VENV)/bin/lint-imports
 
 clean:  ## remove the virtual environment and caches (results/ and figures/ are kept)
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -23,7 +23,7 @@ from okl.datasets import DATASETS, Dataset
 from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError, DataError
 from okl.learners import LEARNERS, Learner
-from okl.learners.raker import STEPS
+from okl.learners.multikernel.raker import STEPS
 from okl.losses import EVALUATION
 from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
@@ -43,7 +43,7 @@ class RunConfig:
     loop); progress: show a progress bar (single runs only); checkpoints: evenly spaced rounds at
     which a dataset's held-out set is scored (``test.parquet``; 0: never); kors: the KORS weights of
     the dictionary learners (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); variant: raker's and
-    adaraker's (``paper`` or ``code``, :mod:`okl.learners.raker_code`).
+    adaraker's (``paper`` or ``code``, :mod:`okl.learners.multikernel.raker_code`).
     """
 
     dataset: Any = None

@@ -112,6 +112,18 @@ def training_value(loss: str, y_hat: np.ndarray, y: np.ndarray) -> np.ndarray:
     return gap if loss == "hinge" else gap * gap
 
 
+SMOOTH = ("squared_hinge", "logistic")  # the binary training losses with a second derivative (a.e.)
+
+
+def smooth_derivatives(loss: str, y_hat: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ℓ'(ŷ) and ℓ''(ŷ) of a ``SMOOTH`` training loss, elementwise (labels ±1); the squared hinge's ℓ''
+    is its generalised second derivative 2·1[yŷ < 1] (Chapelle's primal SVM)."""
+    margin = y * y_hat
+    if loss == "logistic":
+        return -y / (1.0 + np.exp(margin)), 0.25 / np.cosh(0.5 * margin) ** 2
+    return -2.0 * y * np.maximum(0.0, 1.0 - margin), 2.0 * (margin < 1.0)
+
+
 # Multi-class training losses of C class functions f = (f_1..f_C) at a labelled point (x, y),
 # y ∈ {0..C−1} (polk_koppel2019 §5.1, without their regulariser):
 #   multi_hinge      ℓ = max(0, 1 + f_r(x) − f_y(x)),  r = argmax_{c≠y} f_c(x)    (26)

@@ -74,6 +74,6 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
 
 
 def import_all(package: str, path: Iterable[str]) -> None:
-    """Import every module of a package, so that their ``@register`` decorators run."""
-    for module in pkgutil.iter_modules(path):
-        importlib.import_module(f"{package}.{module.name}")
+    """Import every module of a package and of its subpackages, so that their ``@register`` decorators run."""
+    for module in pkgutil.walk_packages(path, prefix=f"{package}."):
+        importlib.import_module(module.name)

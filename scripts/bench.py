@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from benchlib import okl_run
 
-CASES = [  # name, learner, overrides, target µs/round (issue #2)
+CASES = [  # name, learner, overrides, target µs/round
     ("pkawv_taylor M=2", "pkawv_taylor", ["M=2"], 6.0),
     ("pkrr_taylor M=2", "pkrr_taylor", ["M=2"], 6.0),
     ("fogd D=1000", "fogd", ["learner.D=1000"], 10.0),

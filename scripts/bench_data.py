@@ -26,9 +26,10 @@ MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 PROBE = """
 import json, resource, sys, time
-from okl.datasets import DATASETS, cache
-from okl.datasets.catalog import SPECS
-from okl.datasets.sources import data_dir, mirror_root
+from okl.data import cache
+from okl.datasets import DATASETS
+from okl.data.catalog import SPECS
+from okl.data.sources import data_dir, mirror_root
 name, stage = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 rows = 0

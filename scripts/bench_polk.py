@@ -1,4 +1,4 @@
-"""`make bench` (POLK, issue #7): multidist Multi-KSVM with POLK (σ̃² = 0.6, η = 6, b = 32, K = 0.04,
+"""`make bench` (POLK): multidist Multi-KSVM with POLK (σ̃² = 0.6, η = 6, b = 32, K = 0.04,
 λ = 10⁻⁶), each run in its own `okl-run` process: the held-out error at the end, the model order,
 learner seconds and µs/round, on the text's generator and on the separated variant (σ² = σ_y² = 0.04).
 Targets: held-out error <= 5% and model order <= 30 (paper: 3.98% with 16); the text's generator has a

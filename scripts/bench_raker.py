@@ -1,4 +1,4 @@
-"""`make bench` (multi-kernel learners, issue #6): µs/round of raker and adaraker at d = 27, D = 50,
+"""`make bench` (multi-kernel learners): µs/round of raker and adaraker at d = 27, D = 50,
 P = 3 kernels over 100,000 rounds of the built-in synthetic stream, each in its own `okl-run` process
 (learner seconds from run.json, median of --repeat runs). AdaRaker runs ⌊log₂ t⌋ Raker instances at
 round t, so its target is at most about log₂(T) × Raker's µs/round; the ratio is printed beside it.

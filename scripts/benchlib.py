@@ -18,7 +18,14 @@ def okl_run(overrides: list[str], root: Path, learner: str) -> tuple[dict, RunDi
     """Run ``okl-run progress=false learner=<learner> *overrides`` with one BLAS thread and results
     under ``root``; return (its run.json, the run directory). Raises RunFailed if it fails."""
     done = subprocess.run(
-        [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", f"learner={learner}", *overrides],
+        [
+            sys.executable,
+            "-c",
+            "from okl.cli.run import main; main()",
+            "progress=false",
+            f"learner={learner}",
+            *overrides,
+        ],
         env={**os.environ, "OKL_RESULTS": str(root), "OPENBLAS_NUM_THREADS": "1"},
         capture_output=True,
         text=True,

@@ -183,7 +183,7 @@ def replay_and_draw(name: str, runs, swept, out: Path, run_missing: bool) -> Pat
     replayed = replays(runs, swept, reference)
     for run_dir, _, overrides in replayed:
         if run_missing and (run_dir.manifest() or {}).get("status") != "complete":
-            okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "progress=false", *overrides]
+            okl_run = [sys.executable, "-c", "from okl.cli.run import main; main()", "progress=false", *overrides]
             subprocess.run(okl_run, check=True, env=os.environ)
     present = [(d, p) for d, p, _ in replayed if (d.manifest() or {}).get("status") == "complete"]
     return draw_regret(name, runs, present, swept, out)
@@ -221,7 +221,7 @@ def main() -> None:
         missing = [d for d, _ in runs if (d.manifest() or {}).get("status") not in ("complete", "timeout")]
         if missing and not args.no_run:
             print(f"{name}: running {len(missing)} of {len(runs)} runs", flush=True)
-            okl_run = [sys.executable, "-c", "from okl.cli import main; main()", "-m", f"experiment={name}"]
+            okl_run = [sys.executable, "-c", "from okl.cli.run import main; main()", "-m", f"experiment={name}"]
             subprocess.run(okl_run, check=True, env=os.environ)
         present = [(d, p) for d, p in runs if d.parts()]
         if not present:

@@ -32,22 +32,22 @@ from okl.dictionary.kors import WEIGHTS
 PAPER = {
     "parkinson": ("regression", {"fogd": (0.04909, 0.00020, 30, None), "nogd": (0.04896, 0.00068, 30, None),
                                  "pros_n_kons": (0.05798, 0.00136, 18, 5.16), "con_kons": (0.05696, 0.00129, 18, 5.21),
-                                 "b_kons": (0.05795, 0.00172, 18, 5.35), "batch": (0.04535, 0.00002, None, None)}),
+                                 "b_kons": (0.05795, 0.00172, 18, 5.35), "kors_batch": (0.04535, 0.00002, None, None)}),
     "cpusmall": ("regression", {"fogd": (0.02577, 0.00050, 30, None), "nogd": (0.02559, 0.00024, 30, None),
                                 "pros_n_kons": (0.02494, 0.00141, 20, 7.28), "con_kons": (0.02269, 0.00164, 20, 7.40),
-                                "b_kons": (0.02496, 0.00177, 20, 7.37), "batch": (0.01090, 0.00082, None, None)}),
+                                "b_kons": (0.02496, 0.00177, 20, 7.37), "kors_batch": (0.01090, 0.00082, None, None)}),
     "cadata": ("regression", {"fogd": (0.04097, 0.00015, 30, None), "nogd": (0.03983, 0.00018, 30, None),
                               "pros_n_kons": (0.03095, 0.00110, 20, 18.59), "con_kons": (0.02850, 0.00174, 19, 18.45),
-                              "b_kons": (0.03095, 0.00118, 19, 18.65), "batch": (0.02202, 0.00002, None, None)}),
+                              "b_kons": (0.03095, 0.00118, 19, 18.65), "kors_batch": (0.02202, 0.00002, None, None)}),
     "casp": ("regression", {"fogd": (0.08021, 0.00031, 30, None), "nogd": (0.07844, 0.00008, 30, None),
                             "pros_n_kons": (0.06773, 0.00105, 21, 40.73), "con_kons": (0.06832, 0.00315, 20, 40.91),
-                            "b_kons": (0.06775, 0.00067, 21, 41.13), "batch": (0.06100, 0.00003, None, None)}),
+                            "b_kons": (0.06775, 0.00067, 21, 41.13), "kors_batch": (0.06100, 0.00003, None, None)}),
     "ijcnn1": ("binary", {"fogd": (9.06, 0.05, 400, None), "nogd": (9.55, 0.01, 100, None),
                           "pros_n_kons": (10.73, 0.12, 436, None), "con_kons": (6.23, 0.18, 432, None),
-                          "b_kons": (4.85, 0.08, 100, None), "batch": (5.61, 0.01, None, None)}),
+                          "b_kons": (4.85, 0.08, 100, None), "kors_batch": (5.61, 0.01, None, None)}),
     "cod_rna": ("binary", {"fogd": (10.30, 0.10, 400, None), "nogd": (13.80, 2.10, 100, None),
                            "pros_n_kons": (4.91, 0.04, 111, 1003.82), "con_kons": (5.81, 1.96, 111, 987.33),
-                           "b_kons": (4.57, 0.05, 100, 147.22), "batch": (3.61, 0.01, None, None)}),
+                           "b_kons": (4.57, 0.05, 100, 147.22), "kors_batch": (3.61, 0.01, None, None)}),
 }  # fmt: skip
 
 
@@ -58,7 +58,7 @@ PAPER = {
 HINGE_C = 10.0
 
 # The step η of the KONS family under the hinge (σ = 0, outside Theorem 1; the learners' default is η = 1,
-# see okl/learners/pros_n_kons.py). Measured over 3 seeds at C = 10 (PROS-N-KONS, CON-KONS, B-KONS; paper
+# see okl/learners/newton/pros_n_kons.py). Measured over 3 seeds at C = 10 (PROS-N-KONS, CON-KONS, B-KONS; paper
 # 10.73, 6.23, 4.85 on ijcnn1 and 4.91, 5.81, 4.57 on cod-rna): η = 1 gives 9.78, 6.01, 6.47 and 5.27,
 # 3.61, 4.83; η = 0.3 gives 10.09, 4.70, 5.72 and 4.75, 3.58, 4.46; η = 0.1 gives 10.72, 4.45, 5.54 and
 # 5.03, 3.60, 4.66, the closest on PROS-N-KONS and B-KONS.
@@ -79,7 +79,7 @@ def overrides(task: str, learner: str, small: float) -> list[str]:
     if learner == "nogd":
         return [f"learner.J={30 if task == 'regression' else 100}", *classify]
     keys = [f"learner.alpha={small}", f"learner.gamma={small}"]
-    if learner == "batch":
+    if learner == "kors_batch":
         return keys + ([] if task == "regression" else ["learner.loss=squared_hinge"])
     hinge = ["learner.loss=hinge", f"learner.C={HINGE_C}", f"learner.eta={HINGE_ETA}"]
     return keys + ([] if task == "regression" else hinge)
@@ -105,7 +105,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--datasets", nargs="+", default=["casp", "cadata", "cpusmall", "parkinson", "cod_rna"])
-    parser.add_argument("--learners", nargs="+", default=["fogd", "nogd", "pros_n_kons", "con_kons", "b_kons", "batch"])
+    parser.add_argument(
+        "--learners", nargs="+", default=["fogd", "nogd", "pros_n_kons", "con_kons", "b_kons", "kors_batch"]
+    )
     parser.add_argument("--sigma", type=float, help="bandwidth (default: the presets' σ = 4)")
     parser.add_argument("--kors", choices=sorted(WEIGHTS), help="KORS weights (default: the presets' code)")
     args = parser.parse_args()

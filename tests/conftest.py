@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from okl import cli, data_cli
+from okl.cli import data as data_cli
+from okl.cli import run as cli
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def no_data(tmp_path, monkeypatch) -> Path:
     """An empty data directory, no mirror, no network: every real dataset is absent."""
     monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("OKL_DATA_MIRROR", raising=False)
-    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", _offline)
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", _offline)
     return tmp_path / "data"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import signal
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from okl.learners.base import Learner
+from okl.store import find
 
 
 def stream(n: int, d: int, seed: int = 0, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -65,22 +65,17 @@ def write_susy(data_dir: Path, n: int = 300, seed: int = 0, rows: np.ndarray | N
     return rows
 
 
-def manifest(run_dir):
-    """The run's run.json."""
-    return json.loads((run_dir / "run.json").read_text())
-
-
-def only_run(root):
-    """The one run directory under a results root."""
-    (run_dir,) = list(root.glob("learner=*/dataset=*/seed=*/run=*"))
-    return run_dir
+def only_run(root, **keys):
+    """The one run (:class:`okl.store.RunDir`) under a results root whose partition keys match ``keys``."""
+    (run,) = find(root, **keys)
+    return run
 
 
 def spawn_run(root, *overrides):
     """okl-run in a child process (results under ``root``), which a test can signal or kill."""
     env = {**os.environ, "OKL_RESULTS": str(root)}
     return subprocess.Popen(
-        [sys.executable, "-c", "from okl.cli import main; main()", *overrides, "progress=false"],
+        [sys.executable, "-c", "from okl.cli.run import main; main()", *overrides, "progress=false"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -93,7 +88,7 @@ def wait_for_parts(root, count, proc, limit=60):
     """Wait until the only run under ``root`` has closed ``count`` parts (while ``proc`` is alive)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        m = [json.loads(p.read_text()) for p in root.glob("*/*/*/*/run.json")]
+        m = [run.manifest() or {} for run in find(root)]
         if m and len(m[0].get("parts", [])) >= count:
             return
         assert proc.poll() is None, proc.communicate()

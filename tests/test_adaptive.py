@@ -12,7 +12,7 @@ from helpers import play_loop, stream
 from okl.datasets.synthetic import Synthetic
 from okl.errors import ConfigError
 from okl.learners import LEARNERS
-from okl.learners.intervals import LEVELS, IntervalEnsemble, active_intervals
+from okl.learners.ensembles.intervals import LEVELS, IntervalEnsemble, active_intervals
 from okl.regret import COMPARATORS
 
 SMALL = {"adaraker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1, eta0=2.0), "adamkl": dict(sigma2=(0.3, 1.0), eta0=2.0)}

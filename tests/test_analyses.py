@@ -1,13 +1,12 @@
 """Post-run analyses never hold a run hostage: the run is complete once its rounds are written, Ctrl-C
 stops an analysis at once, and running the command again computes only what is missing."""
 
-import json
 import signal
 import time
 
-from helpers import manifest, only_run, spawn_run
+from helpers import only_run, spawn_run
 from okl.dictionary import effective_dimension as deff
-from okl.store import RunDir
+from okl.store import find
 
 ARGS = ["learner=pkrr_nystrom", "n=6000"]  # the exact d_eff of 6,000 rounds takes seconds
 
@@ -15,12 +14,8 @@ ARGS = ["learner=pkrr_nystrom", "n=6000"]  # the exact d_eff of 6,000 rounds tak
 def wait_for_status(root, status, proc, limit=120):
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        for path in root.glob("*/*/*/*/run.json"):
-            try:
-                if json.loads(path.read_text()).get("status") == status:
-                    return
-            except ValueError:
-                pass
+        if any(run.status() == status for run in find(root)):
+            return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.01)
     raise AssertionError(f"the run never became {status}")
@@ -36,18 +31,18 @@ def test_ctrl_c_stops_the_effective_dimension_at_once_and_the_run_stays_complete
     assert time.monotonic() - start < 3, "the analysis did not stop at once"
     assert proc.returncode == 130 and "Traceback" not in err
     assert "complete, 6,000 rounds" in out and "effective dimension" in out and "run the command again" in out
-    m = manifest(only_run(tmp_path))
+    m = only_run(tmp_path).manifest()
     assert m["status"] == "complete" and m["rounds"] == 6000 and "effective_dimension" not in m
 
-    parts = [p.stat().st_mtime_ns for p in RunDir(only_run(tmp_path)).parts()]
+    parts = [p.stat().st_mtime_ns for p in only_run(tmp_path).parts()]
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path))
     code, out, err = okl_run(*ARGS, "progress=true")
     assert code == 0 and "already complete" in out  # not played again
     assert "effective dimension, exact on 6,000 rounds" in err  # its progress line
-    m = manifest(only_run(tmp_path))
+    m = only_run(tmp_path).manifest()
     assert m["effective_dimension"]["method"] == "exact" and m["effective_dimension"]["rounds"] == 6000
-    assert [p.stat().st_mtime_ns for p in RunDir(only_run(tmp_path)).parts()] == parts
-    assert "snapshot" not in m and not list((only_run(tmp_path) / "snapshots").glob("*"))
+    assert [p.stat().st_mtime_ns for p in only_run(tmp_path).parts()] == parts
+    assert "snapshot" not in m and not only_run(tmp_path).snapshots()
 
 
 def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(okl_run, results_root, monkeypatch):
@@ -55,5 +50,5 @@ def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(o
     code, out, err = okl_run("learner=pkrr_nystrom", "n=3000", "progress=true")
     assert code == 0, err
     assert "effective dimension, Nyström estimate on the dictionary (3,000 rounds" in err
-    entry = manifest(only_run(results_root))["effective_dimension"]
+    entry = only_run(results_root).manifest()["effective_dimension"]
     assert entry["method"] == "nystrom" and entry["value"] > 0 and entry["dictionary"] > 0

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from helpers import manifest, only_run, spawn_run, wait_for_parts
+from helpers import only_run, spawn_run, wait_for_parts
 from okl import results
 from okl.learners import LEARNERS
 
@@ -21,14 +21,14 @@ def test_default_run_writes_rounds_and_manifest(okl_run, results_root):
     code, out, err = okl_run(*FAST)
     assert code == 0, err
     run_dir = only_run(results_root)
-    assert run_dir.relative_to(results_root).parts[:3] == ("learner=pkawv_taylor", "dataset=synthetic", "seed=0")
-    assert str(run_dir / "rounds") in out and "average square loss" in out
-    m = manifest(run_dir)
+    assert run_dir.path.relative_to(results_root).parts[:3] == ("learner=pkawv_taylor", "dataset=synthetic", "seed=0")
+    assert str(run_dir.rounds_path) in out and "average square loss" in out
+    m = run_dir.manifest()
     assert m["status"] == "complete" and m["rounds"] == m["planned_rounds"] == 3000
     assert m["config"]["learner"] == {"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": 1.0}
     assert m["versions"]["numpy"] and m["blas_threads"] == 1 and m["peak_rss_bytes"] > 0
     assert {"wall_s", "learner_s", "started_at", "finished_at", "git", "seed"} <= set(m)
-    df = pd.read_parquet(run_dir / "rounds")
+    df = pd.read_parquet(run_dir.rounds_path)
     assert list(df.columns) == ["t", "y", "y_hat", "loss", "cum_loss", "elapsed_ns", "model_size", "regret"]
     np.testing.assert_array_equal(df.t, np.arange(1, 3001))
     np.testing.assert_allclose(df.loss, (df.y - df.y_hat) ** 2, rtol=0, atol=0)
@@ -46,7 +46,7 @@ def test_binary_stream_reports_zero_one_error(okl_run, results_root):
     df = results.load()
     expected = (df.y * df.y_hat <= 0).astype(float)
     np.testing.assert_array_equal(df.loss, expected)
-    assert manifest(only_run(results_root))["loss"] == "zero_one"
+    assert only_run(results_root).manifest()["loss"] == "zero_one"
     assert set(df.y) == {-1.0, 1.0}
 
 
@@ -55,15 +55,15 @@ def test_same_config_and_seed_give_identical_parquet(okl_run, tmp_path, monkeypa
     for root in ("a", "b"):
         monkeypatch.setenv("OKL_RESULTS", str(tmp_path / root))
         assert okl_run(*FAST, "learner=fogd")[0] == 0
-        tables.append(pq.read_table(only_run(tmp_path / root) / "rounds").drop_columns(["elapsed_ns"]))
+        tables.append(pq.read_table(only_run(tmp_path / root).rounds_path).drop_columns(["elapsed_ns"]))
     assert tables[0].equals(tables[1])
 
 
 def test_block_size_and_per_round_loop_agree(okl_run, results_root):
     for block in (1, 64, 1000):
         assert okl_run(*FAST, "dataset.length=600", f"block={block}", "sink.overwrite=true")[0] == 0
-        (run_dir,) = list(results_root.glob("learner=*/dataset=*/seed=*/run=*"))
-        df = pd.read_parquet(run_dir / "rounds")
+        run_dir = only_run(results_root)
+        df = pd.read_parquet(run_dir.rounds_path)
         if block == 1:
             reference = df.y_hat.to_numpy()
         np.testing.assert_allclose(df.y_hat, reference, rtol=1e-10, atol=1e-13)
@@ -102,17 +102,17 @@ def test_joblib_sweep_runs_in_parallel_with_one_blas_thread_per_worker(okl_run, 
 
 
 def test_timeout_keeps_the_rounds_played(okl_run, results_root):
-    code, out, _ = okl_run("learner=krr", "timeout_s=0.3", "progress=false")
+    code, out, _ = okl_run("learner=online_krr", "timeout_s=0.3", "progress=false")
     assert code == 0 and "timeout" in out
-    m = manifest(only_run(results_root))
+    m = only_run(results_root).manifest()
     assert m["status"] == "timeout" and 0 < m["rounds"] < m["planned_rounds"]
     assert m["learner_s"] >= 0.3
     assert len(results.load()) == m["rounds"]
-    code, out, _ = okl_run("learner=krr", "timeout_s=0.2", "progress=false")  # a smaller budget: nothing to redo
-    assert "already timeout" in out and manifest(only_run(results_root))["rounds"] == m["rounds"]
-    code, out, _ = okl_run("learner=krr", "timeout_s=0.6", "progress=false")  # a larger one: resumed, further
+    code, out, _ = okl_run("learner=online_krr", "timeout_s=0.2", "progress=false")  # a smaller budget: nothing to redo
+    assert "already timeout" in out and only_run(results_root).manifest()["rounds"] == m["rounds"]
+    code, out, _ = okl_run("learner=online_krr", "timeout_s=0.6", "progress=false")  # a larger one: resumed, further
     assert f"timeout (resumed from round {m['rounds']:,})" in out
-    assert manifest(only_run(results_root))["rounds"] > m["rounds"]
+    assert only_run(results_root).manifest()["rounds"] > m["rounds"]
 
 
 def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_run, results_root):
@@ -120,7 +120,7 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     assert code == 2
     assert err.startswith("okl-run: error: fogd predicted ") and err.count("\n") == 1
     assert "a non-finite loss: check its step size" in err
-    m = manifest(only_run(results_root))
+    m = only_run(results_root).manifest()
     assert m["status"] == "failed" and "non-finite loss" in m["error"]
     assert f"at round {m['rounds'] + 1:,}," in err  # every round before the bad one is kept
     df = results.load()
@@ -149,7 +149,7 @@ BAD_INPUTS = [
     (["M="], "bad value in 'M='"),
     (["M=0"], "M must be an integer >= 1 (got 0)"),
     (["learner.M=0"], "learner 'pkawv_taylor': M must be an integer >= 1 (got 0)"),
-    (["--cfg", "job", "-m", "learner=fogd,krr"], "drop -m to print one run's configuration"),
+    (["--cfg", "job", "-m", "learner=fogd,online_krr"], "drop -m to print one run's configuration"),
     (["variant=matlab"], "variant must be one of code, paper (got 'matlab')"),
     (["learner="], "learner"),
 ]
@@ -173,7 +173,7 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
-    m = manifest(only_run(tmp_path))
+    m = only_run(tmp_path).manifest()
     assert m["status"] == status and m["rounds"] >= 1000
     df = results.load(tmp_path)
     np.testing.assert_array_equal(df.t, np.arange(1, m["rounds"] + 1))
@@ -185,7 +185,7 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     proc.kill()
     proc.communicate(timeout=60)
     run_dir = only_run(tmp_path)
-    m = manifest(run_dir)
+    m = run_dir.manifest()
     assert m["status"] == "running" and m["rounds"] == 500 * len(m["parts"]) >= 1000
     assert set(results.runs(tmp_path).status) == {"stopped"}  # not "running": its process is gone
     df = results.load(tmp_path)
@@ -196,17 +196,17 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
 def test_a_run_held_by_a_live_process_is_skipped_and_a_stale_lock_is_taken_over(okl_run, results_root, composed):
     from okl import config
 
-    run_dir = config.plan(composed(*FAST)).run_dir().path
-    run_dir.mkdir(parents=True)
-    (run_dir / ".lock").write_text(str(os.getppid()))  # a live process that is not us
+    run_dir = config.plan(composed(*FAST)).run_dir()
+    run_dir.path.mkdir(parents=True)
+    run_dir.lock_path.write_text(str(os.getppid()))  # a live process that is not us
     code, out, _ = okl_run(*FAST)
     assert code == 0 and f"skipped, process {os.getppid()} is running it" in out
-    assert not (run_dir / "run.json").exists()
+    assert run_dir.manifest() is None
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    (run_dir / ".lock").write_text(dead.stdout.strip())
+    run_dir.lock_path.write_text(dead.stdout.strip())
     code, out, _ = okl_run(*FAST)
     assert code == 0 and "complete, 3,000 rounds" in out
-    assert not (run_dir / ".lock").exists()
+    assert not run_dir.lock_path.exists()
 
 
 def test_help_lists_groups_and_learners(okl_run):
@@ -241,6 +241,6 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     monkeypatch.setattr(writer, "write_table", fills_up)
     code, _, err = okl_run(*FAST, "sink.part_rows=500")
     assert code == 2 and err.count("\n") == 1 and "No space left on device" in err
-    m = manifest(only_run(results_root))
+    m = only_run(results_root).manifest()
     assert m["status"] == "failed" and "No space left on device" in m["error"] and m["rounds"] >= 1000
     np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m["rounds"] + 1))  # two parts

@@ -51,7 +51,9 @@ def test_top_level_keys_reach_learners_and_can_be_overridden_per_learner(compose
     assert plan.config["M"] == 3
 
 
-@pytest.mark.parametrize("learner", ["pros_n_kons", "con_kons", "b_kons", "batch", "pkrr_nystrom", "sketched_kons"])
+@pytest.mark.parametrize(
+    "learner", ["pros_n_kons", "con_kons", "b_kons", "kors_batch", "pkrr_nystrom", "sketched_kons"]
+)
 def test_top_level_kors_reaches_every_dictionary_learner(composed, learner):
     assert config.plan(composed(f"learner={learner}")).learner.kors.power == 1  # Eq. 4 by default
     assert config.plan(composed(f"learner={learner}", "kors=code")).learner.kors.power == 2
@@ -78,7 +80,9 @@ def test_run_id_depends_on_what_determines_the_rounds_only(composed):
     assert config.plan(composed("M=3")).run_id != base
     assert config.plan(composed("seed=1")).run_id != base
     assert config.plan(composed("n=10")).run_id != base
-    assert config.plan(composed("learner=krr", "M=5")).run_id == config.plan(composed("learner=krr")).run_id
+    assert (
+        config.plan(composed("learner=online_krr", "M=5")).run_id == config.plan(composed("learner=online_krr")).run_id
+    )
 
 
 def test_n_is_capped_by_the_stream(composed):

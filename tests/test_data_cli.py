@@ -1,8 +1,6 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
-import json
-
-from helpers import write_susy
+from helpers import only_run, write_susy
 
 
 def test_fetch_from_the_mirror_then_list_shows_the_cache(okl_data, mirror, tmp_path):
@@ -73,8 +71,7 @@ def test_a_real_dataset_runs_end_to_end_from_the_mirror(okl_run, results_root, m
     code, out, err = okl_run("learner=pkrr_taylor", "dataset=cod_rna", "n=5000", "progress=false")
     assert code == 0, err
     assert "complete, 5,000 rounds" in out
-    (manifest,) = results_root.glob("learner=pkrr_taylor/dataset=cod_rna/seed=0/run=*/run.json")
-    (source,) = json.loads(manifest.read_text())["dataset_files"]
+    (source,) = only_run(results_root, learner="pkrr_taylor", dataset="cod_rna").manifest()["dataset_files"]
     assert source["part"] == "test" and source["content_sha256"].startswith("58cff16d") and source["checked"]
 
 

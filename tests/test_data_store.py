@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from helpers import write_susy
-from okl.datasets import DATASETS, cache, parsers, real
-from okl.datasets.catalog import SPECS, Delimited, File, Part, Source, Spec
+from okl.data import cache, parsers
+from okl.data.catalog import SPECS, Delimited, File, Part, Source, Spec
+from okl.data.sources import open_content
+from okl.datasets import DATASETS, real
 from okl.datasets.real import FileDataset
-from okl.datasets.sources import open_content
 from okl.errors import DataError
 
 URLOPEN = urllib.request.urlopen
@@ -35,7 +36,7 @@ def toy_dataset(spec: Spec, **params) -> FileDataset:
 @pytest.fixture
 def server(tmp_path, no_data, monkeypatch):
     """A local HTTP server over tmp_path/www (the only place the network reaches): downloads, offline."""
-    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", URLOPEN)
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", URLOPEN)
     root = tmp_path / "www"
     root.mkdir()
     handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
@@ -105,7 +106,7 @@ def test_absent_dataset_is_one_line_naming_the_fetch_command_and_the_mirror_vari
 
 
 def test_without_download_no_network_is_tried(no_data, monkeypatch):
-    monkeypatch.setattr("okl.datasets.sources.urllib.request.urlopen", pytest.fail)
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", pytest.fail)
     with pytest.raises(DataError, match=r"^dataset 'susy' is not available offline: run `okl-data fetch susy`"):
         DATASETS.get("susy")(download=False)
 

@@ -11,6 +11,7 @@ from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.losses import TRAINING, curvature, derivative, excess
+from okl.store import find
 
 GAUSS = Kernel("gaussian", 0.5)
 
@@ -89,7 +90,7 @@ def test_dictionary_learners_pass_their_kors_weights():
     eq4.run(X)
     assert alone.size < eq4.size
     common = {"sigma": 1.0, "eps": 0.5, "beta": 1.0, "seed": 2, "kors": "code"}
-    for name, keys in [("pros_n_kons", {"gamma": 0.5}), ("batch", {"gamma": 0.5}), ("pkrr_nystrom", {"mu": 0.5})]:
+    for name, keys in [("pros_n_kons", {"gamma": 0.5}), ("kors_batch", {"gamma": 0.5}), ("pkrr_nystrom", {"mu": 0.5})]:
         learner = LEARNERS.get(name)(3, horizon=len(X), **common, **keys)
         play_loop(learner, X, y)
         np.testing.assert_array_equal(learner.kors.index, alone.index, err_msg=name)
@@ -214,7 +215,7 @@ def test_history_gives_every_past_round_the_new_coordinates_and_their_statistics
         np.testing.assert_allclose(target, Psi.T @ y[:rows], atol=1e-10)
 
 
-@pytest.mark.parametrize(("name", "exact"), [("pkawv_nystrom", "kernel_awv"), ("pkrr_nystrom", "krr"),
+@pytest.mark.parametrize(("name", "exact"), [("pkawv_nystrom", "kernel_awv"), ("pkrr_nystrom", "online_krr"),
                                              ("pkawv_nystrom_beforehand", "kernel_awv")])  # fmt: skip
 def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, exact):
     X, y = spread(150)
@@ -228,7 +229,7 @@ def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, e
 def test_nystrom_blocks_of_many_sub_blocks_equal_the_loop(monkeypatch, name):
     """Blocks longer than SUB, whose sub-blocks are embedded on the second thread ahead of the ridge,
     with dictionary additions in several sub-blocks of one block: the per-round predictions."""
-    from okl.learners import pkawv_nystrom as module
+    from okl.learners.nystrom import pkawv_nystrom as module
 
     monkeypatch.setattr(module, "SUB", 8)
     X, y = stream(300, 3)
@@ -376,7 +377,7 @@ def test_nogd_is_gradient_descent_on_the_embedding_of_the_first_points():
 
 def test_batch_is_the_regularised_least_squares_solution_in_the_final_space():
     X, y = stream(300, 3)
-    batch = LEARNERS.get("batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5)
+    batch = LEARNERS.get("kors_batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5)
     pred = play_blocks(batch, X, y, (100,))
     twin = LEARNERS.get("pros_n_kons")(3, sigma=0.5, gamma=0.5, seed=5)
     play_blocks(twin, X, y, (100,))
@@ -392,17 +393,17 @@ def test_batch_is_the_regularised_least_squares_solution_in_the_final_space():
 def test_batch_classifier_minimises_its_regularised_loss(loss):
     """The smooth classification losses: the gradient of Σ ℓ(φ̃_tᵀw, y_t) + α||w||² vanishes at BATCH's w
     (both objectives are strictly convex and C¹), and no direction lowers the objective."""
-    from okl.learners.batch import SMOOTH
+    from okl.losses import smooth_derivatives, training_value
 
     X, _ = stream(600, 3)
     y = np.where(X[:, 0] + 0.3 * np.random.default_rng(2).standard_normal(600) > 0, 1.0, -1.0)
-    batch = LEARNERS.get("batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5, loss=loss)
+    batch = LEARNERS.get("kors_batch")(3, sigma=0.5, alpha=0.3, gamma=0.5, seed=5, loss=loss)
     play_blocks(batch, X, y, (200,))
     F, w = batch.map.transform(X), batch.w
-    value, grad, _ = SMOOTH[loss]
-    objective = lambda v: value(F @ v, y).sum() + 0.3 * v @ v  # noqa: E731
-    gradient = F.T @ grad(F @ w, y) + 0.6 * w
-    assert np.max(np.abs(gradient)) < 1e-9 * np.max(np.abs(F.T @ grad(np.zeros(600), y)))
+    objective = lambda v: training_value(loss, F @ v, y).sum() + 0.3 * v @ v  # noqa: E731
+    slope = lambda z: smooth_derivatives(loss, z, y)[0]  # noqa: E731
+    gradient = F.T @ slope(F @ w) + 0.6 * w
+    assert np.max(np.abs(gradient)) < 1e-9 * np.max(np.abs(F.T @ slope(np.zeros(600))))
     assert len(w) > 5 and (loss == "logistic" or np.sum(y * (F @ w) < 1) > 0)  # the hinge's kink is crossed
     for v in np.random.default_rng(3).standard_normal((20, len(w))):
         assert objective(w + 1e-3 * v) > objective(w)
@@ -434,8 +435,8 @@ def test_runs_record_dictionary_size_and_restarts_and_show_beforehand_learners_t
             f"learner={learner}", "dataset.d=3", "dataset.length=2000", "sigma=0.5", "progress=false"
         )
         assert code == 0, err
-        (run_dir,) = results_root.glob(f"learner={learner}/*/*/*")
-        df = pd.read_parquet(run_dir / "rounds")
+        (run_dir,) = find(results_root, learner=learner)
+        df = pd.read_parquet(run_dir.rounds_path)
         assert np.all(np.diff(df.dictionary_size) >= 0) and df.dictionary_size.iloc[-1] > 3
         if learner == "pros_n_kons":  # one restart per addition, the round after it
             assert df.restarts.iloc[-1] in (df.dictionary_size.iloc[-1], df.dictionary_size.iloc[-1] - 1)
@@ -449,7 +450,7 @@ def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, resul
 
     import pandas as pd
 
-    from okl.learners.pkawv_nystrom import PKAWVNystrom
+    from okl.learners.nystrom.pkawv_nystrom import PKAWVNystrom
 
     sizes = []
     play = PKAWVNystrom.predict_learn_block
@@ -459,9 +460,9 @@ def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, resul
     for block in (256, 1):
         code, _, err = okl_run(*common, f"block={block}")
         assert code == 0, err
-        (run_dir,) = results_root.glob("learner=pkrr_nystrom/*/*/*")
-        preds[block] = pd.read_parquet(run_dir / "rounds").y_hat.to_numpy()
-        shutil.rmtree(run_dir)
+        (run_dir,) = find(results_root, learner="pkrr_nystrom")
+        preds[block] = pd.read_parquet(run_dir.rounds_path).y_hat.to_numpy()
+        shutil.rmtree(run_dir.path)
     expected, t = [], 0
     while t < 3000:
         expected.append(min(max(256, t), 3000 - t))
@@ -490,7 +491,6 @@ def test_effective_dimension_exact_and_nystrom_estimate():
 
 
 def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, results_root, monkeypatch):
-    import json
 
     from okl.dictionary import effective_dimension as module
 
@@ -500,10 +500,10 @@ def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, res
         monkeypatch.setattr(module, "EXACT_UP_TO", up_to)
         code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true")
         assert code == 0, err
-        (manifest,) = results_root.glob("learner=pkrr_nystrom/*/*/*/run.json")
-        reports[up_to] = json.loads(manifest.read_text())["effective_dimension"]
+        (run,) = find(results_root, learner="pkrr_nystrom")
+        reports[up_to] = run.manifest()["effective_dimension"]
     code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true", "timeout_s=1e-9")
-    timed_out = json.loads(manifest.read_text())
+    timed_out = run.manifest()
     assert code == 0 and timed_out["status"] == "timeout", err  # d_eff of the rounds it played
     assert timed_out["effective_dimension"]["rounds"] == timed_out["rounds"] < 2000
     exact, estimate = reports[10_000], reports[1000]

@@ -9,10 +9,21 @@ import pytest
 
 import okl.learners
 
-MODULES = sorted(f"okl.learners.{m.name}" for m in pkgutil.iter_modules(okl.learners.__path__))
+MODULES = sorted(
+    {*(m.name for m in pkgutil.walk_packages(okl.learners.__path__, prefix="okl.learners.")), "okl.params"}
+)
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_every_learner_has_an_example():
+    from okl.learners import LEARNERS
+
+    missing = [
+        key for key in LEARNERS.names() if ">>>" not in importlib.import_module(LEARNERS.get(key).__module__).__doc__
+    ]
+    assert not missing

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +11,7 @@ from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
 from okl.learners import LEARNERS
 from okl.regret import COMPARATORS
+from okl.store import find
 
 ONLINE = sorted(name for name in SETTINGS if LEARNERS.get(name).beforehand is None)
 
@@ -117,8 +116,8 @@ def test_alternating_stream_follows_the_papers_pattern():
 
 
 def run_dir(root, learner, dataset):
-    (manifest,) = root.glob(f"learner={learner}/dataset={dataset}/seed=0/run=*/run.json")
-    return manifest.parent
+    (run,) = find(root, learner=learner, dataset=dataset, seed=0)
+    return run
 
 
 def test_adversarial_run_records_its_sequence_and_replays_exactly(okl_run, results_root):
@@ -127,27 +126,27 @@ def test_adversarial_run_records_its_sequence_and_replays_exactly(okl_run, resul
     )
     assert code == 0, err
     original = run_dir(results_root, "kernel_awv", "adversary")
-    manifest = json.loads((original / "run.json").read_text())
+    manifest = original.manifest()
     assert manifest["environment_s"] > 0 and manifest["regret"]["rounds"] == 25
-    rounds = pd.read_parquet(original / "rounds")
+    rounds = pd.read_parquet(original.rounds_path)
     assert [c for c in rounds.columns if c.startswith("x_")] == ["x_0", "x_1", "x_2"]
     for block in ("1", "256"):  # the per-round loop and blocks, on the recorded sequence
         code, _, err = okl_run(
             "dataset=replay",
-            f"dataset.run='{original}'",
+            f"dataset.run='{original.path}'",
             "learner=kernel_awv",
             f"block={block}",
             "comparator=oracle_prefix",
             "sink.overwrite=true",
         )
         assert code == 0, err
-        replay = pd.read_parquet(run_dir(results_root, "kernel_awv", "replay") / "rounds")
+        replay = pd.read_parquet(run_dir(results_root, "kernel_awv", "replay").rounds_path)
         np.testing.assert_allclose(replay["y_hat"], rounds["y_hat"], rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(replay["regret"], rounds["regret"], rtol=1e-9, atol=1e-9)
     for learner in ("pkawv_taylor", "pkawv_nystrom", "pkawv_nystrom_beforehand"):  # compiled kernels, read-only inputs
-        code, _, err = okl_run("dataset=replay", f"dataset.run='{original}'", f"learner={learner}", "M=1")
+        code, _, err = okl_run("dataset=replay", f"dataset.run='{original.path}'", f"learner={learner}", "M=1")
         assert code == 0, err
-        replay = pd.read_parquet(run_dir(results_root, learner, "replay") / "rounds")
+        replay = pd.read_parquet(run_dir(results_root, learner, "replay").rounds_path)
         np.testing.assert_array_equal(replay["y"], rounds["y"])
 
 
@@ -158,9 +157,9 @@ def test_environment_errors_are_one_line(okl_run, results_root, tmp_path):
     assert code == 2 and "no run at" in err
     assert okl_run("learner=fogd", "n=20")[0] == 0
     fogd = run_dir(results_root, "fogd", "synthetic")
-    code, _, err = okl_run("dataset=replay", f"dataset.run={fogd}")
+    code, _, err = okl_run("dataset=replay", f"dataset.run={fogd.path}")
     assert code == 2 and "quote a value that contains '='" in err
-    code, _, err = okl_run("dataset=replay", f"dataset.run='{fogd}'")
+    code, _, err = okl_run("dataset=replay", f"dataset.run='{fogd.path}'")
     assert code == 2 and "no recorded inputs" in err
     code, _, err = okl_run("dataset=adversary", "dataset.starts=9", "dataset.screen=4")
     assert code == 2 and "starts=9 exceeds screen=4" in err

@@ -1,6 +1,5 @@
 """A non-editable install runs from another directory: conf/ travels as the package okl.conf."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -8,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from okl.store import find
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,12 +50,19 @@ def test_wheel_install_runs_outside_the_checkout(tmp_path):
     ).stdout.split()
     assert all(path.startswith(str(site)) for path in where)  # not the checkout
     run = subprocess.run(
-        [sys.executable, "-c", "from okl.cli import main; main()", "learner=pkrr_taylor", "n=500", "progress=false"],
+        [
+            sys.executable,
+            "-c",
+            "from okl.cli.run import main; main()",
+            "learner=pkrr_taylor",
+            "n=500",
+            "progress=false",
+        ],
         cwd=work,
         env=env,
         capture_output=True,
         text=True,
     )
     assert run.returncode == 0, run.stderr
-    (manifest,) = (work / "out").glob("learner=pkrr_taylor/dataset=synthetic/seed=0/run=*/run.json")
-    assert json.loads(manifest.read_text())["status"] == "complete"
+    (run,) = find(work / "out", learner="pkrr_taylor", dataset="synthetic", seed=0)
+    assert run.status() == "complete"

@@ -9,15 +9,15 @@ from okl import system
 from okl.errors import ConfigError, ResourceError
 from okl.features.taylor import taylor_dim
 from okl.learners import LEARNERS
-from okl.learners.fogd import FOGD
-from okl.learners.kernel_awv import KernelAWV
-from okl.learners.krr import KRR
-from okl.learners.pkawv_taylor import PKAWVTaylor
+from okl.learners.awv.kernel_awv import KernelAWV
+from okl.learners.awv.online_krr import OnlineKRR
+from okl.learners.awv.pkawv_taylor import PKAWVTaylor
+from okl.learners.random_features.fogd import FOGD
 from okl.linalg.online_ridge import OnlineRidge
 
 SETTINGS = {  # small, fast settings for each registered learner
     "kernel_awv": dict(sigma=0.8, lam=0.5),
-    "krr": dict(sigma=0.8, lam=0.5),
+    "online_krr": dict(sigma=0.8, lam=0.5),
     "pkawv_taylor": dict(M=3, sigma=0.8, lam=0.5),
     "pkrr_taylor": dict(M=3, sigma=0.8, lam=0.5),
     "fogd": dict(D=64, sigma=0.8, eta=0.2, seed=1),
@@ -30,7 +30,7 @@ SETTINGS = {  # small, fast settings for each registered learner
     "con_kons": dict(sigma=0.5, alpha=0.5, gamma=0.5, seed=1),
     "b_kons": dict(sigma=0.5, alpha=0.5, gamma=0.5, budget=6, seed=1),
     "nogd": dict(J=12, sigma=0.8, eta=0.3),
-    "batch": dict(sigma=0.8, alpha=0.5, gamma=0.5, seed=1),
+    "kors_batch": dict(sigma=0.8, alpha=0.5, gamma=0.5, seed=1),
     "raker": dict(sigma2=(0.3, 1.0, 4.0), D=12, seed=1),
     "rbf_ogd": dict(sigma=0.8, eta=0.3, lam=0.01, budget=50),
     "omkl": dict(sigma2=(0.3, 1.0, 4.0), budget=40),
@@ -44,7 +44,7 @@ SETTINGS = {  # small, fast settings for each registered learner
         eta=0.5,
     ),
 }
-COMPARATORS = {"batch"}  # see the whole stream, labels included, by design
+HINDSIGHT = {key for key in LEARNERS.names() if LEARNERS.get(key).beforehand == "stream"}  # see every label first
 
 
 def make(name, d=3, n=600, **extra):
@@ -62,7 +62,7 @@ def test_block_equals_loop(name, sizes):
     assert relative_gap(play_blocks(make(name), X, y, sizes), play_loop(make(name), X, y)) < 1e-9
 
 
-@pytest.mark.parametrize("name", sorted(set(SETTINGS) - COMPARATORS))
+@pytest.mark.parametrize("name", sorted(set(SETTINGS) - HINDSIGHT))
 def test_predictions_ignore_current_and_future_labels(name):
     """Online: ŷ_t may use y_1..y_{t-1} only, also inside a block."""
     X, y = stream(300, 3)
@@ -101,7 +101,7 @@ def test_kernel_awv_equals_the_closed_form_of_eq_3():
 def test_krr_equals_the_kernel_ridge_solution_on_the_past():
     X, y = stream(120, 2, seed=1)
     sigma, lam = 0.8, 0.5
-    got = play_blocks(KRR(2, sigma=sigma, lam=lam), X, y, (16, 3))
+    got = play_blocks(OnlineKRR(2, sigma=sigma, lam=lam), X, y, (16, 3))
     for t in range(1, len(y)):
         k = _gauss(X[:t], X[t : t + 1], sigma)[:, 0]
         ref = k @ np.linalg.solve(_gauss(X[:t], X[:t], sigma) + lam * np.eye(t), y[:t])
@@ -218,10 +218,12 @@ def test_model_size_diagnostics():
 def test_bad_hyperparameters_raise_one_line_config_errors():
     with pytest.raises(ConfigError, match=r"learner 'pkawv_taylor': sigma must be a finite number > 0 \(got -1\)"):
         PKAWVTaylor(3, sigma=-1)
-    with pytest.raises(ConfigError, match="unknown key learner.gamma for learner 'krr'; its keys are: lam, sigma"):
-        KRR(3, gamma=2)
+    with pytest.raises(
+        ConfigError, match="unknown key learner.gamma for learner 'online_krr'; its keys are: lam, sigma"
+    ):
+        OnlineKRR(3, gamma=2)
     with pytest.raises(ConfigError, match="d must be an integer >= 1"):
-        KRR(0)
+        OnlineKRR(0)
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from okl.datasets import parsers
-from okl.datasets.catalog import Delimited, Idx, Libsvm
+from okl.data import parsers
+from okl.data.catalog import Delimited, Idx, Libsvm
 from okl.errors import DataError
 
 

@@ -3,8 +3,6 @@ the model order on multidist, multi-class losses, BSGD's budget maintenance, hel
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +13,7 @@ from okl.dictionary.komp import KernelDictionary, komp
 from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.losses import multiclass_loss
+from okl.store import find
 
 KERNEL = Kernel("gaussian", 0.7)
 SIGMA = float(np.sqrt(0.6))  # §5: σ̃² = 0.6
@@ -182,7 +181,7 @@ def test_bsgd_removal_drops_the_smallest_vector_and_merging_finds_the_best_h():
     bsgd._maintain()
     assert sorted(map(tuple, bsgd.X)) == [(0.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
     assert sorted(bsgd.W[:, 0]) == [-2.0, 0.5, 1.0]
-    from okl.learners.bsgd import _best_merge
+    from okl.learners.budgeted.bsgd import _best_merge
 
     k, wm, wn, cross = np.array([0.3, 0.8]), 1.0, np.array([2.0, 0.5]), np.array([1.2, 0.6])
     h, best = _best_merge(k, wm, wn, cross)
@@ -194,8 +193,8 @@ def test_bsgd_removal_drops_the_smallest_vector_and_merging_finds_the_best_h():
 
 def test_held_out_checkpoints_score_the_learner(okl_run, results_root):
     assert okl_run("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "progress=false")[0] == 0
-    (run,) = results_root.glob("learner=polk/dataset=multidist/seed=0/run=*")
-    test = pd.read_parquet(run / "test.parquet")
+    (run,) = find(results_root, learner="polk", dataset="multidist", seed=0)
+    test = run.heldout()
     assert test.t.tolist() == [250, 500, 750, 1000]
     X, y = multidist_head(1000)
     polk = LEARNERS.get("polk")(2, sigma=1.0, eta=6.0, batch=32, K=0.04)
@@ -203,7 +202,7 @@ def test_held_out_checkpoints_score_the_learner(okl_run, results_root):
     Xt, yt = DATASETS.get("multidist")().test_set()
     assert test.test_loss.iloc[-1] == np.mean(polk.predict_many(Xt) != yt)
     assert test.model_size.iloc[-1] == polk.model_size
-    rounds = pd.read_parquet(run / "rounds")
+    rounds = pd.read_parquet(run.rounds_path)
     assert {"risk", "model_size"} <= set(rounds.columns)
 
 
@@ -242,10 +241,10 @@ def test_polk_stays_well_conditioned_with_a_small_budget(seed):
 def test_a_timed_out_run_keeps_its_checkpoints(okl_run, results_root):
     keys = ("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "timeout_s=1e-9", "progress=false")
     assert okl_run(*keys)[0] == 0
-    (run,) = results_root.glob("learner=polk/dataset=multidist/seed=0/run=*")
-    manifest = json.loads((run / "run.json").read_text())
+    (run,) = find(results_root, learner="polk", dataset="multidist", seed=0)
+    manifest = run.manifest()
     assert manifest["status"] == "timeout" and manifest["rounds"] == 250  # the first block ends at the checkpoint
-    assert pd.read_parquet(run / "test.parquet").t.tolist() == [250]
+    assert run.heldout().t.tolist() == [250]
 
 
 def near_duplicates(trial):

@@ -1,4 +1,4 @@
-"""Raker and AdaRaker as the authors' released code runs them (``variant=code``, okl.learners.raker_code):
+"""Raker and AdaRaker as the authors' released code runs them (``variant=code``, okl.learners.multikernel.raker_code):
 each rule against a literal per-round transcription of the code's behaviour, block = loop, the weight
 rule's fixed points, and the features' law."""
 
@@ -11,7 +11,8 @@ from helpers import play_blocks, play_loop, relative_gap, stream
 from okl import config
 from okl.errors import ConfigError
 from okl.learners import LEARNERS
-from okl.learners.raker_code import BETA, _ratio_update, active_levels, code_features
+from okl.learners.multikernel.raker_code import BETA, _ratio_update, active_levels, code_features
+from okl.store import find
 
 SMALL = dict(sigma2=(0.3, 1.0, 4.0), D=6, seed=1, variant="code")
 
@@ -170,7 +171,7 @@ def test_top_level_variant_reaches_raker_and_adaraker(composed):
 def test_okl_run_plays_the_code_variant_end_to_end(okl_run, results_root):
     code, out, err = okl_run("learner=adaraker", "learner.variant=code", "n=300", "progress=false")
     assert code == 0, err
-    (manifest,) = results_root.glob("learner=adaraker/dataset=synthetic/seed=0/run=*/run.json")
-    assert '"variant": "code"' in manifest.read_text() and "complete, 300 rounds" in out
+    (run,) = find(results_root, learner="adaraker", dataset="synthetic", seed=0)
+    assert run.manifest()["config"]["learner"]["variant"] == "code" and "complete, 300 rounds" in out
     code, _, err = okl_run("learner=adaraker", "variant=code", "learner.eta0=4")
     assert code == 2 and "variant=code uses the code's min" in err and err.count("\n") == 1

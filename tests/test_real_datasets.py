@@ -9,8 +9,9 @@ import scipy.io
 
 from helpers import write_susy
 from okl import config
-from okl.datasets import DATASETS, cache
-from okl.datasets.catalog import SPECS
+from okl.data import cache
+from okl.data.catalog import SPECS
+from okl.datasets import DATASETS
 from okl.errors import ConfigError
 from okl.seeding import rng
 

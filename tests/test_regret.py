@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
 
+from okl.cli.regret import main as regret_main
 from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
 from okl.features.taylor import TaylorFeatures
@@ -16,7 +15,7 @@ from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.linalg.ridge_oracle import RidgeOracle
 from okl.regret import COMPARATORS
-from okl.regret.cli import main as regret_main
+from okl.store import find
 
 LAM = 1.0
 
@@ -127,8 +126,8 @@ def test_pkawv_taylor_regret_is_within_theorem_3_with_measured_mu(kind):
 
 
 def read_run(root, learner, dataset):
-    (manifest,) = root.glob(f"learner={learner}/dataset={dataset}/seed=0/run=*/run.json")
-    return json.loads(manifest.read_text()), pd.read_parquet(manifest.parent / "rounds").sort_values("t")
+    (run,) = find(root, learner=learner, dataset=dataset, seed=0)
+    return run.manifest(), pd.read_parquet(run.rounds_path).sort_values("t")
 
 
 def test_sink_regret_equals_a_direct_recomputation(okl_run, results_root):
@@ -152,7 +151,7 @@ def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, res
     assert okl_run("learner=pkrr_taylor", "n=200", "progress=false")[0] == 0
     _, before = read_run(results_root, "fogd", "synthetic")
     assert before["regret"].isna().all()
-    runs = [str(p.parent) for p in sorted(results_root.glob("learner=*/dataset=synthetic/seed=0/run=*/run.json"))]
+    runs = [str(run.path) for run in find(results_root, dataset="synthetic", seed=0)]
     regret_main([*runs, "--comparator", "oracle_prefix"])
     out = capsys.readouterr().out.splitlines()
     assert "oracle_prefix" in out[0] and "cached" not in out[0] and "cached" in out[1]

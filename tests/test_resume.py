@@ -7,8 +7,7 @@ import signal
 import pandas as pd
 import pytest
 
-from helpers import manifest, only_run, spawn_run, wait_for_parts
-from okl.store import RunDir
+from helpers import only_run, spawn_run, wait_for_parts
 
 FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kill lands mid-way
     "awv/ridge": (["learner=pkrr_taylor"], 100_000, 500),
@@ -22,7 +21,7 @@ FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kil
 
 def content(root):
     """The run's rounds and held-out scores without the timings."""
-    run = RunDir(only_run(root))
+    run = only_run(root)
     rounds = run.rounds().to_pandas().drop(columns=["elapsed_ns"])
     heldout = run.heldout()
     return rounds, None if heldout is None else heldout.drop(columns=["seconds"])
@@ -33,7 +32,7 @@ def stop(root, sig, overrides):
     wait_for_parts(root, 2, proc)
     proc.send_signal(sig)
     proc.communicate(timeout=60)
-    m = manifest(only_run(root))
+    m = only_run(root).manifest()
     assert m["status"] in ("running", "interrupted") and m["rounds"] < m["planned_rounds"], "stopped too late"
     return m
 
@@ -50,10 +49,10 @@ def test_a_killed_run_resumes_bit_identically(family, okl_run, tmp_path, monkeyp
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
     code, out, err = okl_run(*args)
     assert code == 0, err
-    assert f"complete (resumed from round {snapshot:,})" in out
-    resumed = manifest(only_run(tmp_path / "killed"))
+    assert f"complete (resumed from round {snapshot:,})" in out, out
+    resumed = only_run(tmp_path / "killed").manifest()
     assert resumed["resumed"][0]["from_round"] == snapshot and "snapshot" not in resumed
-    assert not list((only_run(tmp_path / "killed") / "snapshots").glob("*"))  # complete: nothing left to resume
+    assert not only_run(tmp_path / "killed").snapshots()  # complete: nothing left to resume
 
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
     assert okl_run(*args)[0] == 0
@@ -74,8 +73,9 @@ def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp
     stop(tmp_path / "b", signal.SIGKILL, args)
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "b"))
     code, out, _ = okl_run(*args, "block=128")  # other block boundaries: resuming would not be exact
-    assert code == 0 and "resumed" not in out and "complete" in out
-    assert "resumed" not in manifest(only_run(tmp_path / "b"))
+    assert code == 0 and "resumed" not in out and "complete (started over: block=128, the stopped run used " in out
+    restarted = only_run(tmp_path / "b").manifest()
+    assert "resumed" not in restarted and restarted["started_over"].startswith("block=128")
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "c"))
     assert okl_run(*args, "block=128")[0] == 0
     pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)

@@ -1,19 +1,19 @@
-"""The real datasets of the catalog (:mod:`okl.datasets.catalog`) as streams, one registry key each.
+"""The real datasets of the catalog (:mod:`okl.data.catalog`) as streams, one registry key each.
 
 Construction obtains the files (data directory, mirror, else download unless ``download=false``),
-parses them into the cache on first use (:mod:`okl.datasets.cache`), selects the rows, and computes
+parses them into the cache on first use (:mod:`okl.data.cache`), selects the rows, and computes
 the scaling statistics; any problem is a one-line error before a run starts. ``chunks()`` then
 streams bounded chunks from the memory-mapped cache.
 
 Keys (``null`` takes the value of the preset, then of the dataset's catalog entry):
 
-- ``preset``: the papers' preprocessing (:mod:`okl.datasets.preprocess`); the catalog gives each
+- ``preset``: the papers' preprocessing (:mod:`okl.data.preprocess`); the catalog gives each
   dataset its paper's preset.
 - ``parts``: files to concatenate, in order (``[train, test]``); ``skip``: rows dropped at the start
   of that concatenation; ``length``: rows kept after them. Scaling statistics cover these rows.
 - ``shuffle``: a seeded random permutation of those rows (``rng(seed, "dataset/<name>/shuffle")``)
   or file order. The run's ``n`` then takes a prefix of the stream.
-- ``x_scale``, ``y_scale``: see :mod:`okl.datasets.preprocess`.
+- ``x_scale``, ``y_scale``: see :mod:`okl.data.preprocess`.
 - ``positive``: raw labels mapped to +1, every other label to −1 (binary sets; on MNIST it makes a
   one-vs-rest binary task, ``[]`` keeps the 10 classes); ``target``: the target column, where the
   dataset offers a choice (parkinson, airquality).
@@ -32,11 +32,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from okl.datasets import cache
+from okl.data import cache
+from okl.data.catalog import SPECS, Spec
+from okl.data.preprocess import PRESETS, X_SCALES, Y_SCALES, Stats, scale
+from okl.data.sources import data_dir, mirror_root
 from okl.datasets.base import Dataset, register
-from okl.datasets.catalog import SPECS, Spec
-from okl.datasets.preprocess import PRESETS, X_SCALES, Y_SCALES, Stats, scale
-from okl.datasets.sources import data_dir, mirror_root
 from okl.errors import ConfigError
 from okl.registry import LOCAL
 from okl.seeding import rng

@@ -34,7 +34,7 @@ class RandomFourierFeatures:
     @classmethod
     def from_frequencies(cls, V: np.ndarray, normalise: bool) -> RandomFourierFeatures:
         """The map [sin(Vx); cos(Vx)] of given frequencies V (D×d), times D^{-1/2} when ``normalise``
-        (the Raker authors' code does not normalise: :mod:`okl.learners.raker_code`)."""
+        (the Raker authors' code does not normalise: :mod:`okl.learners.multikernel.raker_code`)."""
         features = cls.__new__(cls)
         features._use(V, normalise)
         features.sigma = None

@@ -1,5 +1,6 @@
-"""Learners. Every module of this package is imported, so a new learner joins by adding a module
-with a ``@register("key")`` class and a ``conf/learner/key.yaml`` file."""
+"""Learners, one subpackage per family (``awv``, ``nystrom``, ``random_features``, ``newton``,
+``multikernel``, ``budgeted``, ``ensembles``). Every module is imported, so a new learner joins by adding a
+module with a ``@register("key")`` class and a ``conf/learner/key.yaml`` file."""
 
 from okl.learners.base import LEARNERS, Learner, register
 from okl.registry import import_all

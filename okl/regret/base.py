@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from okl.kernels import Kernel
-from okl.learners.kernel_awv import KernelParams as RidgeParams  # sigma: bandwidth σ; lam: ridge λ
+from okl.params import KernelParams
 from okl.registry import Registry, build_params
 
 COMPARATORS = Registry("comparator")
@@ -25,7 +25,7 @@ class Comparator(ABC):
     """Base class. Subclasses define ``Params`` and register with ``@register(key)``."""
 
     name: ClassVar[str] = ""
-    Params: ClassVar[type] = RidgeParams
+    Params: ClassVar[type] = KernelParams
     from_dataset: ClassVar[tuple[str, ...]] = ()  # parameters that default to the run's dataset keys
 
     def __init__(self, **params: Any) -> None:

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from okl.regret.base import RidgeParams, register
+from okl.params import KernelParams
+from okl.regret.base import register
 from okl.regret.krr import KRR
 from okl.validation import integer_at_least
 
 
 @dataclass(frozen=True)
-class SegmentsParams(RidgeParams):
+class SegmentsParams(KernelParams):
     """sigma, lam; changes: c, the segments' number less one; length: the stream's N (None: the
     rounds scored)."""
 

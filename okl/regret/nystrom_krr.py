@@ -17,7 +17,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from okl.dictionary.nystrom import NystromMap
-from okl.regret.base import Comparator, RidgeParams, register
+from okl.params import KernelParams
+from okl.regret.base import Comparator, register
 from okl.seeding import rng
 from okl.validation import integer_at_least
 
@@ -25,7 +26,7 @@ ROWS = 8192
 
 
 @dataclass(frozen=True)
-class NystromKRRParams(RidgeParams):
+class NystromKRRParams(KernelParams):
     """sigma, lam; m: number of centres; seed: their draw."""
 
     m: int = 1000

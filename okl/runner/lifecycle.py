@@ -56,6 +56,7 @@ class Outcome:
     skipped: bool = False
     signum: int = signal.SIGINT  # the signal that interrupted the run
     resumed_from: int | None = None  # the round a resumed run started after
+    started_over: str | None = None  # why a stopped run with a snapshot was played again from round 1
     unfinished: str | None = None  # the post-run analysis a signal stopped (the run itself is saved)
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
 
@@ -71,6 +72,8 @@ class Outcome:
             )
         loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
         resumed = "" if self.resumed_from is None else f" (resumed from round {self.resumed_from:,})"
+        if self.started_over:
+            resumed = f" (started over: {self.started_over})"
         return (
             f"{what}: {self.status}{resumed}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
             f"average {plan.loss[0]} loss {loss}{regret} -> {self.run.rounds_path}{self._unfinished()}"
@@ -135,23 +138,24 @@ def _code(attempt: dict[str, Any]) -> dict[str, Any]:
     return {"okl": attempt["versions"]["okl"], "commit": (attempt["git"] or {}).get("commit")}
 
 
-def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any]) -> dict | None:
-    """The snapshot to resume ``previous`` from, or None to start over."""
-    if (
-        previous is None
-        or plan.sink.overwrite
-        or plan.dataset.adaptive
-        or previous.get("status") not in RESUMABLE
-        or not previous.get("snapshot")
-        or previous.get("block") != plan.run.block
-        or previous.get("config", {}).get("checkpoints") != plan.run.checkpoints
-    ):
-        return None
+def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any]) -> tuple[dict | None, str | None]:
+    """The snapshot to resume ``previous`` from (or None to start over), and why a stopped run with a
+    snapshot starts over (None when it resumes or has nothing to resume)."""
+    if previous is None or previous.get("status") not in RESUMABLE or not previous.get("snapshot"):
+        return None, None
+    if plan.sink.overwrite:
+        return None, "sink.overwrite=true"
+    if previous.get("block") != plan.run.block:
+        return None, f"block={plan.run.block}, the stopped run used {previous.get('block')}"
+    if previous.get("config", {}).get("checkpoints") != plan.run.checkpoints:
+        return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous['config'].get('checkpoints')}"
     try:
         state = run.read_snapshot(previous["snapshot"]["path"])
-    except Exception:  # noqa: BLE001 (unreadable or from other code: start over)
-        return None
-    return state if state.get("code") == code else None
+    except Exception as exc:  # noqa: BLE001 (unreadable, or its classes changed: start over)
+        return None, f"its snapshot could not be read ({type(exc).__name__})"
+    if state.get("code") != code:
+        return None, f"its snapshot was written by other code ({state.get('code')}, now {code})"
+    return state, None
 
 
 def _final_learner(run: RunDir, manifest: dict, plan: Plan):
@@ -176,7 +180,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         "started_at": _now(),
     }
     code = _code(attempt)
-    state = _resumable(plan, run, previous, code)
+    state, restarted = _resumable(plan, run, previous, code)
     if state is not None:
         plan.learner, position = state["learner"], state["position"]
         writer.resume(previous, attempt)
@@ -192,6 +196,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 "block": plan.run.block,
                 "config": plan.config,
                 **attempt,
+                **({"started_over": restarted} if restarted else {}),
             }
         )
     snapshot = None if plan.dataset.adaptive else lambda: {"learner": plan.learner, "position": position, "code": code}
@@ -244,6 +249,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         error,
         signum=signum,
         resumed_from=previous["snapshot"]["rounds"] if state is not None else None,
+        started_over=restarted,
     )
 
 

@@ -1,6 +1,7 @@
 """Atomic writes: every file of the store is written under a temporary name and renamed into place, so a
-reader (or a process killed mid-write) never sees half a file. Parquet encodings follow the measurements
-in the project notes: no dictionaries, BYTE_STREAM_SPLIT for floats, DELTA_BINARY_PACKED for integers, zstd."""
+reader (or a process killed mid-write) never sees half a file. Parquet encodings: no dictionaries,
+BYTE_STREAM_SPLIT for floats, DELTA_BINARY_PACKED for integers, zstd (2M rows × 5 columns, measured on the
+development machine: 78.8 MB in 1.23 s with pyarrow's defaults, 44.2 MB in 0.23 s with these)."""
 
 from __future__ import annotations
 

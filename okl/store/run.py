@@ -150,8 +150,12 @@ class RunDir:
         with open(self.path / relative, "rb") as fh:
             return pickle.load(fh)
 
+    def snapshots(self) -> list[Path]:
+        """The snapshot files present (at most one once a part has closed; none once the run is complete)."""
+        return sorted((self.path / SNAPSHOTS).glob("*.pkl"))
+
     def drop_snapshots(self) -> None:
-        for old in (self.path / SNAPSHOTS).glob("*.pkl"):
+        for old in self.snapshots():
             old.unlink(missing_ok=True)
 
     def keep(self, parts: int) -> None:
@@ -167,10 +171,15 @@ class RunDir:
         self.drop_snapshots()
 
     # lock -------------------------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        """The lock file: it holds the pid of the process playing the run."""
+        return self.path / LOCK
+
     def lock_owner(self) -> int:
         """The pid written in the run's lock file, 0 when there is none."""
         try:
-            return int((self.path / LOCK).read_text() or 0)
+            return int(self.lock_path.read_text() or 0)
         except (OSError, ValueError):
             return 0
 

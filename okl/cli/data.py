@@ -1,0 +1,136 @@
+"""``okl-data``: list, fetch and verify the real datasets of the catalog.
+
+    okl-data list                    # every dataset: task, rows, d, preset, and where each part is
+    okl-data fetch casp ijcnn1       # obtain (data dir, mirror, else download), verify, parse into the cache
+    okl-data fetch --all
+    okl-data verify [NAME ...]       # re-hash raw files and check the caches; exit status 1 on a mismatch
+
+``--data-dir`` and ``--mirror`` override ``OKL_DATA_DIR`` and ``OKL_DATA_MIRROR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+PROG = "okl-data"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=PROG, description="List, fetch and verify okl's datasets.")
+    parser.add_argument("--data-dir", help="download and cache folder (default: $OKL_DATA_DIR or ~/.cache/okl)")
+    parser.add_argument("--mirror", help="read-only mirror folder (default: $OKL_DATA_MIRROR)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="datasets and the state of their files")
+    fetch = commands.add_parser("fetch", help="obtain, verify and cache datasets")
+    fetch.add_argument("names", nargs="*", metavar="NAME")
+    fetch.add_argument("--all", action="store_true", help="every dataset")
+    verify = commands.add_parser("verify", help="re-hash raw files and check caches (all datasets by default)")
+    verify.add_argument("names", nargs="*", metavar="NAME")
+    args = parser.parse_args(argv)
+
+    from okl.data.catalog import SPECS
+    from okl.data.sources import data_dir, mirror_root
+    from okl.errors import OklError
+
+    data, mirror = data_dir(args.data_dir), mirror_root(args.mirror)
+    try:
+        names = getattr(args, "names", None) or []
+        unknown = sorted(set(names) - set(SPECS))
+        if unknown:
+            raise OklError(f"unknown dataset {unknown[0]!r}; choose among: {', '.join(sorted(SPECS))}")
+        if args.command == "fetch" and not (names or args.all):
+            raise OklError("name the datasets to fetch (okl-data list shows them), or pass --all")
+        specs = [SPECS[n] for n in names] if names else list(SPECS.values())
+        code = {"list": _list, "fetch": _fetch, "verify": _verify}[args.command](specs, data, mirror)
+    except OklError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; caches are only installed once complete", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(code)
+
+
+def _list(specs, data, mirror) -> int:
+    from okl.data import cache
+
+    print(f"data dir {data}; mirror {mirror or '(none: set OKL_DATA_MIRROR)'}")
+    print(f"{'dataset':13} {'task':10} {'rows':>10} {'d':>4}  {'preset':11} parts")
+    for spec in specs:
+        states = []
+        for part in spec.parts:
+            if any(cache.current(d, spec, part.name) for d in _caches(data, spec, part.name)):
+                state = "cached"
+            elif found := cache.locate(spec, part.name, data, mirror):
+                state = f"raw in {found[1][0].origin}"
+            else:
+                state = "missing"
+            states.append(f"{part.name}: {state}")
+        print(f"{spec.name:13} {spec.task:10} {spec.n:>10,} {spec.d:>4}  {spec.preset:11} {'; '.join(states)}")
+    return 0
+
+
+def _caches(data, spec, part: str) -> list:
+    """Cache directories of ``part`` (one per target column)."""
+    from okl.data import cache
+
+    return sorted((data / spec.name / "cache").glob(f"{part}*-v{cache.VERSION}"))
+
+
+def _fetch(specs, data, mirror) -> int:
+    from okl.data import cache
+
+    for spec in specs:
+        for part in spec.parts:
+            start = time.perf_counter()
+            directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
+            meta = cache.read_meta(directory)
+            files = ", ".join(
+                f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]
+            )
+            print(
+                f"{spec.name}/{part.name}: {meta['rows']:,} rows × {meta['d']} in {directory} "
+                f"({time.perf_counter() - start:.2f} s) from {files}"
+            )
+    return 0
+
+
+def _verify(specs, data, mirror) -> int:
+    from okl.data import cache
+    from okl.data.sources import content_sha256, find
+    from okl.errors import OklError
+
+    bad = 0
+    for spec in specs:
+        for part in spec.parts:
+            for source in part.sources:
+                for file in source.files:
+                    located = find(spec, file, data, mirror)
+                    if located is None:
+                        continue
+                    try:
+                        found = content_sha256(located.path, file.member)
+                    except OklError as exc:  # empty, truncated, not the format its name says: report, go on
+                        bad += 1
+                        print(f"{spec.name}/{part.name}: UNREADABLE: {exc}")
+                        continue
+                    if file.content_sha256 is None:
+                        verdict = f"no published sha256 (content {found})"
+                    elif found == file.content_sha256:
+                        verdict = "ok"
+                    else:
+                        verdict, bad = f"MISMATCH: content {found}, catalog {file.content_sha256}", bad + 1
+                    print(f"{spec.name}/{part.name}: {located.path}: {verdict}")
+            for directory in _caches(data, spec, part.name):
+                meta = cache.read_meta(directory)
+                try:
+                    cache.CachedPart(directory, meta)
+                    cache.check_content(directory, meta)
+                    verdict = f"ok ({meta['rows']:,} rows)"
+                except Exception as exc:  # a truncated or foreign cache: report it, keep checking
+                    verdict, bad = f"BROKEN: {exc}", bad + 1
+                print(f"{spec.name}/{part.name}: cache {directory}: {verdict}")
+    print("all verified" if not bad else f"{bad} problem(s) found")
+    return 1 if bad else 0

@@ -1,0 +1,200 @@
+"""Raw files: where they are looked for, how they are opened, hashed and downloaded.
+
+- The data directory (``dataset.data_dir``, else ``OKL_DATA_DIR``, else ``~/.cache/okl``) holds
+  ``<dataset>/<file>`` as downloaded, and the parsed cache (:mod:`okl.data.cache`).
+- A mirror (``dataset.mirror``, else ``OKL_DATA_MIRROR``) is a read-only folder such as the project's
+  ``shared/datasets``: each file is looked up at its catalog path there (``cod-rna/cod-rna.t.xz``),
+  else at ``<dataset>/<file>``. It is read in place, never copied.
+- Compressed files (.gz, .bz2, .xz, and a member of a .zip) are decompressed while they are read.
+
+A download goes to ``<file>.part`` and is renamed only after its content hash matched the catalog,
+so a failed or corrupt download never replaces a good file.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import lzma
+import os
+import shutil
+import urllib.request
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from okl.data.catalog import File, Spec
+from okl.errors import DataError
+
+READ = 1 << 20
+
+
+def data_dir(override: str | None = None) -> Path:
+    return Path(override or os.environ.get("OKL_DATA_DIR") or Path.home() / ".cache" / "okl")
+
+
+def mirror_root(override: str | None = None) -> Path | None:
+    root = override or os.environ.get("OKL_DATA_MIRROR")
+    return Path(root) if root else None
+
+
+@dataclass(frozen=True)
+class Located:
+    """A file found on disk; ``origin`` is ``data`` (the data directory) or ``mirror``."""
+
+    file: File
+    path: Path
+    origin: str
+
+
+def find(spec: Spec, file: File, data: Path, mirror: Path | None) -> Located | None:
+    """The file in the data directory, else in the mirror, else None."""
+    if (data / spec.name / file.name).is_file():
+        return Located(file, data / spec.name / file.name, "data")
+    if mirror is not None:
+        for path in (file.mirror, f"{spec.name}/{file.name}"):
+            if path and (mirror / path).is_file():
+                return Located(file, mirror / path, "mirror")
+    return None
+
+
+# What a decompressor raises on an empty, truncated or mislabelled file.
+UNREADABLE = (EOFError, OSError, lzma.LZMAError, zlib.error, zipfile.BadZipFile)
+
+
+def unreadable(path: Path, exc: BaseException) -> DataError:
+    what = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DataError(
+        f"{path}: cannot be read ({what}): it is empty, truncated or not the format its name says; "
+        f"replace it, or remove it and run okl-data fetch"
+    )
+
+
+def open_content(path: Path, member: str | None = None, name: str | None = None) -> BinaryIO:
+    """A binary stream of the decompressed content of ``path``, by the suffix of ``name`` (default: its own)."""
+    suffix = Path(name or path).suffix
+    try:
+        return _open(path, suffix, member)
+    except UNREADABLE as exc:
+        raise unreadable(path, exc) from None
+
+
+def _open(path: Path, suffix: str, member: str | None) -> BinaryIO:
+    if suffix == ".gz":
+        return gzip.open(path, "rb")
+    if suffix == ".bz2":
+        return bz2.open(path, "rb")
+    if suffix == ".xz":
+        return lzma.open(path, "rb")
+    if suffix == ".zip":
+        archive = zipfile.ZipFile(path)
+        names = archive.namelist()
+        if member not in names:
+            raise DataError(f"{path}: the archive has no {member!r} (it holds {', '.join(names)})")
+        return archive.open(member)
+    return open(path, "rb")
+
+
+class HashingReader:
+    """Wraps the binary stream of ``path``'s content and hashes every byte read through it (``read`` and
+    ``readinto``); a decompression error becomes a one-line :class:`DataError` naming the file."""
+
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
+        self.stream, self.path, self.sha = stream, path, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self.stream.read(size)
+        except UNREADABLE as exc:
+            raise unreadable(self.path, exc) from None
+        self.sha.update(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        try:
+            n = self.stream.readinto(buffer)
+        except UNREADABLE as exc:
+            raise unreadable(self.path, exc) from None
+        self.sha.update(memoryview(buffer)[:n])
+        return n
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return self.stream.closed
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __iter__(self):
+        return iter(lambda: self.read(READ), b"")
+
+    def finish(self) -> str:
+        """Read what the parser left (so the hash covers the whole content) and return the hex digest."""
+        while self.read(READ):
+            pass
+        return self.sha.hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(READ):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def content_sha256(path: Path, member: str | None = None, name: str | None = None) -> str:
+    with open_content(path, member, name) as stream:
+        return HashingReader(stream, path).finish()
+
+
+def mismatch(path: Path, what: str, found: str, expected: str) -> DataError:
+    return DataError(
+        f"{path}: sha256 of its {what} is {found} but the catalog expects {expected}; the file was not used "
+        f"(nothing was deleted): replace it, or remove it and run okl-data fetch"
+    )
+
+
+def check_mirror_copy(located: Located) -> None:
+    """The mirror's stored bytes against the catalog (cheap: the compressed file)."""
+    expected = located.file.mirror_sha256
+    if located.origin == "mirror" and expected and located.path.name == Path(located.file.mirror or "").name:
+        found = sha256_of(located.path)
+        if found != expected:
+            raise mismatch(located.path, "stored bytes", found, expected)
+
+
+def download(spec: Spec, file: File, data: Path) -> Located:
+    """Fetch ``file`` from its URLs into the data directory; verify its content hash before keeping it."""
+    target = data / spec.name / file.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    errors = []
+    for url in file.urls:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
+                shutil.copyfileobj(response, out, READ)
+        except OSError as exc:
+            errors.append(f"{url}: {getattr(exc, 'reason', exc)}")
+            partial.unlink(missing_ok=True)
+            continue
+        if file.content_sha256:
+            found = content_sha256(partial, file.member, file.name)
+            if found != file.content_sha256:
+                partial.unlink()
+                raise DataError(
+                    f"download of {url} has content sha256 {found} but the catalog expects "
+                    f"{file.content_sha256}; it was discarded and {target} was left as it was"
+                )
+        partial.replace(target)
+        return Located(file, target, "data")
+    raise DataError(f"cannot download {file.name} ({'; '.join(errors) or 'no URL is known'})")

@@ -1,0 +1,112 @@
+"""Exponentially weighted aggregation (EWA) of registered learners (raker_shen2018 eqs. (13)–(14);
+the online tuning of λ over a grid in pkawv_jezequel2019 §3.1).
+
+Each expert p is any registered online learner, given as a config (``name`` and its keys); all see
+every round. With ℓ_{p,s} = ℓ(ŷ_{p,s}, y_s) the training loss of expert p's prediction,
+
+    w_{p,t} = exp(−η Σ_{s<t} ℓ_{p,s})   (eq. (14), w_{p,1} = 1),    ŷ_t = Σ_p w̄_{p,t} ŷ_{p,t}   (eq. (13)),
+
+with w̄ the normalised weights. For the square loss with |ŷ|, |y| <= B and η <= 1/(8B²) the loss is
+η-exp-concave and EWA's cumulative loss is at most min_p Σ ℓ_{p,s} + ln(P)/η (a test checks it).
+
+A block of rounds lets each expert play the whole block (its predictions are online by the learner
+protocol), then forms every round's weights from the cumulated losses of the earlier rounds: the
+same numbers as the per-round loop. Per-round diagnostics: ``model_size`` (the experts' total) and
+the weights ``weight_<p>`` used at each round.
+
+Example: The weights move to the better expert:
+
+>>> import numpy as np
+>>> from okl.learners import LEARNERS
+>>> X = np.random.default_rng(0).uniform(-1, 1, (400, 2)); y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+>>> mse = lambda y_hat: round(float(np.mean((y - y_hat) ** 2)), 4)
+>>> experts = [dict(name="fogd", D=50, sigma=0.5, eta=0.2), dict(name="pkawv_taylor", M=4, sigma=1.0)]
+>>> learner = LEARNERS.get("ewa")(2, experts=experts, eta=0.5)
+>>> y_hat = learner.predict_learn_block(X, y)
+>>> {key: round(float(w[-1]), 3) for key, w in learner.recorded.items() if key.startswith("weight")}
+{'weight_0': 1.0, 'weight_1': 0.0}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from okl.errors import ConfigError
+from okl.learners.base import LEARNERS, BlockLearner, register
+from okl.learners.ensembles.weights import normalised
+from okl.losses import TRAINING, training_value
+from okl.validation import one_of, positive
+
+
+@dataclass(frozen=True)
+class EWAParams:
+    """experts: learner configs, each a mapping with ``name`` and that learner's keys; eta: rate η of
+    eq. (14); loss: the training loss ℓ of the weights."""
+
+    experts: tuple[Any, ...] = ()
+    eta: float = 0.5
+    loss: str = "square"
+
+    def __post_init__(self) -> None:
+        if not self.experts or not all(isinstance(e, Mapping) and "name" in e for e in self.experts):
+            raise ConfigError("experts must be a non-empty list of learner configs: [{name: fogd, sigma: 1}, ...]")
+        positive("eta", self.eta)
+        one_of("loss", self.loss, TRAINING)
+
+
+@register("ewa")
+class EWA(BlockLearner):
+    """Exponential weights over learner experts."""
+
+    Params = EWAParams
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        self.experts = []
+        for spec in self.expert_configs():
+            spec = dict(spec)
+            cls = LEARNERS.get(spec.pop("name"))
+            if cls.beforehand is not None:
+                raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
+            self.experts.append(cls(d, horizon=horizon, **spec))
+        self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
+
+    def expert_configs(self) -> list[Mapping]:
+        """The experts' learner configs."""
+        return list(self.params.experts)
+
+    @property
+    def rate(self) -> float:
+        """η of eq. (14)."""
+        return self.params.eta
+
+    @property
+    def loss(self) -> str:
+        """The training loss ℓ of eq. (14)."""
+        return self.params.loss
+
+    def predict_one(self, x: np.ndarray) -> float:
+        return float(self.predict_many(x[None, :])[0])
+
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        return np.column_stack([e.predict_many(X) for e in self.experts]) @ normalised(self.log_w)
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        P = np.column_stack([e.predict_learn_block(X, y) for e in self.experts])  # B×P, each expert online
+        L = training_value(self.loss, P, y[:, None])
+        before = np.zeros_like(L)  # losses of the earlier rounds of the block (never reads round t's)
+        np.cumsum(L[:-1], axis=0, out=before[1:])
+        W = normalised(self.log_w[None, :] - self.rate * before)
+        self.log_w = self.log_w - self.rate * L.sum(axis=0)
+        self.log_w -= self.log_w.max()
+        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
+        self.recorded.update({f"weight_{p}": W[:, p] for p in range(len(self.experts))})
+        return np.einsum("ij,ij->i", W, P)
+
+    @property
+    def model_size(self) -> int:
+        return sum(e.model_size for e in self.experts)

@@ -1,0 +1,144 @@
+"""Online gradient descent in a Gaussian RKHS with an explicit support-vector expansion: the
+single-kernel baseline of raker_shen2018 §4 ("RBF", η = 1/√T) and the expert of OMKL.
+
+    f_t = Σ_{s<t} α_s k(x_s, ·),   ŷ_t = f_t(x_t),
+    f_{t+1} = (1 − ηλ) f_t − η ℓ'(ŷ_t, y_t) k(x_t, ·)     (the functional gradient of ℓ + (λ/2)||f||²),
+
+so every round adds the support vector x_t with α_t = −η ℓ'(ŷ_t, y_t) and shrinks the others by 1 − ηλ.
+Step convention: ℓ is the loss as :mod:`okl.losses` defines it, the square loss (ŷ − y)² with
+ℓ' = 2(ŷ − y). Raker and OMKL step on raker_shen2018's ½(ŷ − y)² (:mod:`okl.learners.multikernel.raker`), so at one
+η this learner's step is twice theirs: give it η/2 to compare equal steps (``learner.eta``). It keeps the
+project's loss so that its η means the same as fogd's and nogd's, its first-order neighbours.
+A round costs O(m d) for m support vectors (m = t without a budget). Choice for ``budget`` = B: once
+B vectors are kept, the new one replaces the oldest (first in, first out, as the Forgetron's removal),
+so long streams cost O(B d) per round. Rounds run in a compiled loop; the support vectors sit in a
+circular buffer (the prediction does not depend on their order).
+
+Example: At most ``budget`` support vectors are kept:
+
+>>> import numpy as np
+>>> from okl.learners import LEARNERS
+>>> X = np.random.default_rng(0).uniform(-1, 1, (400, 2)); y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+>>> mse = lambda y_hat: round(float(np.mean((y - y_hat) ** 2)), 4)
+>>> learner = LEARNERS.get("rbf_ogd")(2, sigma=0.5, eta=0.3, budget=50)
+>>> y_hat = learner.predict_learn_block(X, y)
+>>> learner.model_size, mse(y_hat)
+(50, 0.0809)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from okl.kernels import squared_distance
+from okl.learners.base import Learner, register
+from okl.losses import TRAINING, derivative
+from okl.validation import integer_at_least, non_negative, one_of, positive
+
+
+@dataclass(frozen=True)
+class RBFOGDParams:
+    """sigma: bandwidth σ; eta: step η (None: 1/√n); lam: ridge λ; loss; budget: most support
+    vectors kept (None: all)."""
+
+    sigma: float = 1.0
+    eta: float | None = None
+    lam: float = 0.0
+    loss: str = "square"
+    budget: int | None = None
+
+    def __post_init__(self) -> None:
+        positive("sigma", self.sigma)
+        if self.eta is not None:
+            positive("eta", self.eta)
+        non_negative("lam", self.lam)
+        one_of("loss", self.loss, TRAINING)
+        if self.budget is not None:
+            integer_at_least("budget", self.budget, 1)
+
+
+@register("rbf_ogd")
+class RBFOGD(Learner):
+    """Kernel online gradient descent on a Gaussian kernel."""
+
+    Params = RBFOGDParams
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        p = self.params
+        self.eta = self.step_size(p.eta)
+        self.S = np.zeros((64 if p.budget is None else min(p.budget, 64), d))  # support vectors
+        self.alpha = np.zeros(len(self.S))
+        self.count, self.head = 0, 0  # vectors kept; slot the next one replaces when the budget is full
+        self._loss = TRAINING[p.loss]
+
+    def predict_one(self, x: np.ndarray) -> float:
+        return float(self.predict_many(x[None, :])[0])
+
+    def predict_many(self, X: np.ndarray) -> np.ndarray:
+        out = np.empty(len(X))
+        _predict(X, self.S[: self.count], self.alpha[: self.count], self.params.sigma, out)
+        return out
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        p = self.params
+        cap = self.count + len(y) if p.budget is None else p.budget
+        if cap > len(self.S):  # grow (by doubling) before the compiled loop
+            size = max(cap, 2 * len(self.S)) if p.budget is None else p.budget
+            S, alpha = np.zeros((size, self.d)), np.zeros(size)
+            S[: self.count], alpha[: self.count] = self.S[: self.count], self.alpha[: self.count]
+            self.S, self.alpha = S, alpha
+        out = np.empty(len(y))
+        limit = len(self.S) if p.budget is None else p.budget
+        self.count, self.head = _play(
+            X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta, p.lam, self._loss, out
+        )
+        return out
+
+    @property
+    def model_size(self) -> int:
+        return self.count
+
+
+@numba.njit(cache=True)
+def _value(x, S, alpha, count, inv2s2):
+    s = 0.0
+    for j in range(count):
+        s += alpha[j] * math.exp(-squared_distance(x, S[j]) * inv2s2)
+    return s
+
+
+@numba.njit(cache=True)
+def _predict(X, S, alpha, sigma, out):
+    inv2s2 = 0.5 / (sigma * sigma)
+    for b in range(X.shape[0]):
+        out[b] = _value(X[b], S, alpha, len(alpha), inv2s2)
+
+
+@numba.njit(cache=True)
+def _play(X, y, S, alpha, count, head, limit, sigma, eta, lam, loss, out):
+    """Rounds in order: predict, shrink by 1 − ηλ, add x_t with α_t = −η ℓ'(ŷ_t, y_t) (replacing
+    the oldest vector once ``limit`` are kept). Returns (count, head)."""
+    inv2s2 = 0.5 / (sigma * sigma)
+    keep = 1.0 - eta * lam
+    for b in range(X.shape[0]):
+        y_hat = _value(X[b], S, alpha, count, inv2s2)
+        out[b] = y_hat
+        if keep != 1.0:
+            for j in range(count):
+                alpha[j] *= keep
+        slot = count if count < limit else head
+        S[slot] = X[b]
+        alpha[slot] = -eta * derivative(loss, y_hat, y[b])
+        if count < limit:
+            count += 1
+        else:
+            head = (head + 1) % limit
+    return count, head

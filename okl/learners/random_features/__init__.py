@@ -1,0 +1,1 @@
+"""Learners on random Fourier features: FOGD (gradient descent in the feature space)."""

@@ -1,0 +1,62 @@
+"""Parameter sets shared by several learners and comparators (one owner for each set of keys).
+
+Each is a frozen dataclass whose ``__post_init__`` checks its own keys and then its other bases'
+(cooperatively), so a learner's ``Params`` can combine them: ``class NystromParams(KernelParams,
+KORSParams)``.
+
+Example:
+
+>>> from okl.params import KernelParams
+>>> KernelParams(sigma=0.5)
+KernelParams(sigma=0.5, lam=1.0)
+>>> KernelParams(lam=0)
+Traceback (most recent call last):
+okl.errors.ConfigError: lam must be a finite number > 0 (got 0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from okl.dictionary.kors import WEIGHTS
+from okl.validation import one_of, positive
+
+
+def _check_bases(params: object, cls: type) -> None:
+    """Run the ``__post_init__`` of the classes after ``cls`` in ``params``'s MRO."""
+    after = getattr(super(cls, params), "__post_init__", None)
+    if after is not None:
+        after()
+
+
+@dataclass(frozen=True)
+class KernelParams:
+    """sigma: Gaussian bandwidth σ; lam: ridge regularisation λ (Kernel-AWV, KRR and their
+    comparators, pkawv_jezequel2019 eq. (3))."""
+
+    sigma: float = 1.0
+    lam: float = 1.0
+
+    def __post_init__(self) -> None:
+        positive("sigma", self.sigma)
+        positive("lam", self.lam)
+        _check_bases(self, KernelParams)
+
+
+@dataclass(frozen=True)
+class KORSParams:
+    """KORS's keys (sketched_kons_calandriello2017 Algorithm 2): eps (accuracy ε), beta (the
+    over-sampling β), kors (the weights: ``eq4`` as Eq. 4 or ``code`` as the authors' code,
+    :mod:`okl.dictionary.kors`) and seed (its coins). The ridge of its leverage scores is named by each
+    learner (μ in pkawv_jezequel2019, γ in the KONS papers)."""
+
+    eps: float = 0.5
+    beta: float = 1.0
+    kors: str = "eq4"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        positive("eps", self.eps)
+        positive("beta", self.beta)
+        one_of("kors", self.kors, WEIGHTS)
+        _check_bases(self, KORSParams)
