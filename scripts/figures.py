@@ -192,9 +192,9 @@ def replay_and_draw(name: str, runs, swept, out: Path, run_missing: bool) -> Pat
 DRAWN = ("fig2_synthetic", "taylor_convergence", "pkawv_fig3_adversary", "raker_fig1_synthetic")  # `make figures`
 REAL = (  # need the data: --real
     "pkawv_fig2_cod_rna",
-    "pkawv_fig2_ijcnn1",
+    "pkawv_fig2_susy",
     "pkawv_fig4_casp",
-    "pkawv_fig4_susy",
+    "pkawv_fig4_ijcnn1",
     "raker_fig1_twitter",
     "raker_fig1_tomshardware",
     "raker_fig1_energy",

@@ -13,6 +13,7 @@ import pytest
 from helpers import only_run, spawn_run, wait_for_parts
 from okl import results
 from okl.learners import LEARNERS
+from okl.store import find
 
 FAST = ("dataset.length=3000", "progress=false")
 
@@ -99,6 +100,28 @@ def test_joblib_sweep_runs_in_parallel_with_one_blas_thread_per_worker(okl_run, 
     runs = results.runs()
     assert sorted(runs.seed) == [0, 1] and (runs.status == "complete").all()
     assert (runs.blas_threads == 1).all()
+
+
+def test_submitit_sweep_runs_each_job_in_its_own_process_and_a_rerun_reuses_them(okl_run, results_root, tmp_path):
+    """The cluster path (``hydra/launcher=slurm`` extends submitit) through submitit's local executor."""
+    sweep = (
+        "-m",
+        "hydra/launcher=submitit_local",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        "learner=fogd,pkawv_taylor",
+    )
+    code, _, err = okl_run(*sweep, "n=300", "progress=false")
+    assert code == 0, err
+    runs = results.runs()
+    assert sorted(runs.learner) == ["fogd", "pkawv_taylor"] and (runs.status == "complete").all()
+    assert (runs.blas_threads == 1).all()
+    for run in find(results_root):
+        assert "submitit" in run.manifest()["argv"][0]  # played by a submitit job, not by this process
+    logs = sorted((tmp_path / "sweep" / ".submitit").glob("*/*_log.out"))
+    assert len(logs) == 2 and all("complete, 300 rounds" in log.read_text() for log in logs)
+    started = sorted(run.manifest()["started_at"] for run in find(results_root))
+    assert okl_run(*sweep, "n=300", "progress=false")[0] == 0
+    assert sorted(run.manifest()["started_at"] for run in find(results_root)) == started  # complete runs are reused
 
 
 def test_timeout_keeps_the_rounds_played(okl_run, results_root):

@@ -115,6 +115,12 @@ def test_csv_malformed_record_names_file_line_and_what_was_expected(row, message
         delimited(f"a,b,c\n1,2,3\n4,5,6\n{row}\n7,8,9\n", Delimited(target="a"))
 
 
+def test_records_that_all_have_one_field_more_than_the_header_are_an_error():
+    """pandas took the first column as an index and shifted every value by one column (found by hypothesis)."""
+    with pytest.raises(DataError, match="^f.csv: line 2: expected 2 fields, found 3$"):
+        delimited("a,b\n1,2,3\n4,5,6\n", Delimited(target="a"))
+
+
 def idx_files(images: np.ndarray, labels: np.ndarray, magic: int = 0x803) -> tuple[io.BytesIO, io.BytesIO]:
     head = struct.pack(">4I", magic, *images.shape)
     return io.BytesIO(head + images.tobytes()), io.BytesIO(struct.pack(">2I", 0x801, len(labels)) + labels.tobytes())

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import play_loop, stream
+from helpers import only_run, play_loop, stream
 from okl.datasets import DATASETS
 from okl.dictionary.komp import KernelDictionary, komp
 from okl.kernels import Kernel
@@ -82,6 +82,29 @@ def test_fsgd_is_the_functional_gradient_recursion_by_hand(diminishing):
 def multidist_head(n, seed=0):
     X, y = next(DATASETS.get("multidist")(seed=seed).chunks())
     return X[:n], y[:n]
+
+
+def test_polk_with_a_small_budget_prunes_through_komp_yet_tracks_fsgd():
+    """K = 10⁻⁴ (ε = 1.5·10⁻³) goes through KOMP, which prunes most points; ||f − f̃|| <= ε each mini-batch
+    keeps the risk and the predicted classes those of FSGD, which keeps every point."""
+    X, y = multidist_head(600)
+    settings = dict(sigma=SIGMA, eta=6.0, batch=8)
+    polk = LEARNERS.get("polk")(2, K=1e-4, **settings)
+    fsgd = LEARNERS.get("fsgd")(2, **settings)
+    np.testing.assert_array_equal(polk.predict_learn_block(X, y), fsgd.predict_learn_block(X, y))
+    assert polk.model_size < 300 and fsgd.model_size == 600
+    np.testing.assert_allclose(polk.recorded["risk"], fsgd.recorded["risk"], rtol=0, atol=2e-3)
+
+
+def test_a_budget_below_komps_resolution_is_a_clear_error(okl_run, results_root):
+    """K = 10⁻⁹ made K_DD numerically singular and the risk drift from FSGD's by up to 70: now the run stops
+    with a one-line error that says what to change, recorded in its manifest."""
+    keys = ("learner=polk", "dataset=multidist", "n=2000", f"sigma={SIGMA}", "learner.eta=6", "learner.batch=32")
+    code, _, err = okl_run(*keys, "learner.K=1e-9", "progress=false")
+    assert code == 2 and "numerically singular" in err and "raise K (K=1e-09 now), or set K=0" in err
+    assert err.count("\n") == 1
+    m = only_run(results_root).manifest()
+    assert m["status"] == "failed" and m["rounds"] < 2000 and "numerically singular" in m["error"]
 
 
 def test_polk_with_zero_budget_is_fsgd():

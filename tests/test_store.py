@@ -56,6 +56,25 @@ def test_parts_close_at_the_first_block_end_after_part_rows_and_cover_every_roun
     assert m["status"] == "complete" and m["rounds"] == 3500 and len(m["parts"]) == 3
 
 
+def test_a_kill_between_a_snapshot_and_its_manifest_leaves_the_named_snapshot(tmp_path, monkeypatch):
+    """The older snapshot was deleted before the manifest named the new one: a kill in between left a
+    manifest pointing at a missing file, and the run started over instead of resuming."""
+    sink = writer(tmp_path, part_rows=300)
+    sink.start({})
+    play(sink, 600, 300, snapshot=lambda start: {"after": start + 300})
+    killed = RuntimeError("killed while writing the manifest")
+
+    def kill(self, manifest):
+        raise killed
+
+    monkeypatch.setattr(RunDir, "write_manifest", kill)
+    with pytest.raises(RuntimeError):
+        play(sink, 300, 300, snapshot=lambda start: {"after": 900})
+    m = RunDir(tmp_path).manifest()
+    assert m["snapshot"]["rounds"] == 600
+    assert RunDir(tmp_path).read_snapshot(m["snapshot"]["path"]) == {"after": 600}
+
+
 def test_a_part_also_closes_after_part_seconds(tmp_path):
     sink = writer(tmp_path, part_rows=10**9, part_seconds=1e-9)  # every block end is past the time limit
     sink.start({})

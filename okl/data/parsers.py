@@ -158,6 +158,8 @@ def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
     try:
         with reader:
             for frame in reader:
+                if not isinstance(frame.index, pd.RangeIndex):  # pandas took a first column as the index
+                    raise ValueError("records with one more field than the header")  # located by _diagnose
                 yield _columns(frame, fmt, name)
     except (ValueError, pd.errors.ParserError) as exc:
         _diagnose(opener, fmt, name)

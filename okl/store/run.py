@@ -136,13 +136,12 @@ class RunDir:
 
     # snapshots --------------------------------------------------------------------------------
     def write_snapshot(self, parts: int, state: Any) -> str:
-        """Save ``state`` as the snapshot after ``parts`` closed parts (the older snapshot is removed);
-        returns its path relative to the run directory, for the manifest."""
+        """Save ``state`` as the snapshot after ``parts`` closed parts; returns its path relative to the run
+        directory, for the manifest. The older snapshot stays until the manifest names the new one
+        (:meth:`drop_snapshots` with ``keep``): a process killed in between leaves a manifest whose
+        snapshot exists."""
         relative = f"{SNAPSHOTS}/part-{parts - 1:05d}.pkl"
         write_pickle(self.path / relative, state)
-        for old in (self.path / SNAPSHOTS).glob("*.pkl"):
-            if old.name != Path(relative).name:
-                old.unlink(missing_ok=True)
         return relative
 
     def read_snapshot(self, relative: str) -> Any:
@@ -154,9 +153,11 @@ class RunDir:
         """The snapshot files present (at most one once a part has closed; none once the run is complete)."""
         return sorted((self.path / SNAPSHOTS).glob("*.pkl"))
 
-    def drop_snapshots(self) -> None:
+    def drop_snapshots(self, keep: str | None = None) -> None:
+        """Delete the snapshots, but the one at ``keep`` (a path relative to the run directory)."""
         for old in self.snapshots():
-            old.unlink(missing_ok=True)
+            if keep is None or old != self.path / keep:
+                old.unlink(missing_ok=True)
 
     def keep(self, parts: int) -> None:
         """Delete every part after the first ``parts`` (a resumed run rewrites them)."""

@@ -113,6 +113,8 @@ class RoundWriter:
         self._closed_at = time.monotonic()
         self.manifest.update(self._written())
         self.run.write_manifest(self.manifest)
+        if snapshot is not None and "snapshot" in self.manifest:  # the manifest names the new one now
+            self.run.drop_snapshots(keep=self.manifest["snapshot"]["path"])
 
     def finish(self, snapshot: Callable[[], Any] | None = None, **fields: Any) -> None:
         """Write the remaining rows and the final manifest (``status`` and any other fields).

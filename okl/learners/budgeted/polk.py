@@ -14,6 +14,14 @@ and K ∈ {0.02, 0.03} instead (measured: 4.7% held-out error with 305 points, 7
 The dictionary's K_DD and K_DD⁻¹ are kept incrementally (:class:`okl.dictionary.komp.KernelDictionary`),
 so a mini-batch costs O(b M² + b M d) plus O(M²) per pruned element, never O(M³) from scratch.
 
+Numerical resolution: a budget far below the scale of f makes KOMP keep points whose residual
+variance is tiny, and K_DD numerically singular. Measured on 3,000 multidist rounds (σ̃² = 0.6, η = 6,
+b = 32): K ≤ 10⁻⁵ drove max (K_DD⁻¹)_jj to 6·10¹⁰–6·10¹⁸ (cond(K_DD) 3·10¹²–2·10¹⁶) and the risk away
+from FSGD's by up to 70, while K ≥ 10⁻⁴ stayed below 3·10⁶ (cond ≤ 1.2·10⁸) and within 4·10⁻⁴ of it.
+Since cond(K_DD) >= max_j (K_DD⁻¹)_jj (the diagonal of K_DD is 1), a dictionary whose K_DD⁻¹ has a
+diagonal entry above ``SINGULAR`` (10⁹) stops the run with a :class:`~okl.errors.NumericalError`
+that says to raise K (or to set K = 0, FSGD without pruning), instead of letting it drift.
+
 Example: KOMP prunes FSGD's expansion to a few points at a small loss:
 
 >>> import numpy as np
@@ -35,9 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from okl.dictionary.komp import KernelDictionary, komp
+from okl.errors import NumericalError
 from okl.learners.base import register
 from okl.learners.budgeted.fsgd import FSGD, FSGDParams
 from okl.validation import non_negative
+
+SINGULAR = 1e9  # max (K_DD⁻¹)_jj beyond which K_DD is numerically singular (cond(K_DD) is at least as large)
 
 
 @dataclass(frozen=True)
@@ -72,5 +83,11 @@ class POLK(FSGD):
             super().project(W, X_new, W_new)
             return
         self.W = komp(self.dictionary, W, X_new, W_new, self.eps)
+        if self.dictionary.size and self.dictionary.K_inv.diagonal().max() > SINGULAR:
+            raise NumericalError(
+                f"POLK's dictionary became numerically singular (cond(K_DD) > {SINGULAR:.0e}): the budget "
+                f"eps = {self.eps:.3g} is below what KOMP resolves on these points; raise K "
+                f"(K={self.params.K:g} now), or set K=0 for FSGD without pruning"
+            )
         self.X = self.dictionary.X
         self.norm2 = float(np.einsum("mc,mn,nc->", self.W, self.dictionary.K, self.W))
