@@ -5,13 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from helpers import play_blocks, play_loop, relative_gap, stream
+from helpers import only_run, play_blocks, play_loop, relative_gap, stream
 from okl.dictionary.kors import KORS
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.losses import TRAINING, curvature, derivative, excess
-from okl.store import find
 
 GAUSS = Kernel("gaussian", 0.5)
 
@@ -435,7 +434,7 @@ def test_runs_record_dictionary_size_and_restarts_and_show_beforehand_learners_t
             f"learner={learner}", "dataset.d=3", "dataset.length=2000", "sigma=0.5", "progress=false"
         )
         assert code == 0, err
-        (run_dir,) = find(results_root, learner=learner)
+        run_dir = only_run(results_root, learner=learner)
         df = pd.read_parquet(run_dir.rounds_path)
         assert np.all(np.diff(df.dictionary_size) >= 0) and df.dictionary_size.iloc[-1] > 3
         if learner == "pros_n_kons":  # one restart per addition, the round after it
@@ -460,7 +459,7 @@ def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, resul
     for block in (256, 1):
         code, _, err = okl_run(*common, f"block={block}")
         assert code == 0, err
-        (run_dir,) = find(results_root, learner="pkrr_nystrom")
+        run_dir = only_run(results_root, learner="pkrr_nystrom")
         preds[block] = pd.read_parquet(run_dir.rounds_path).y_hat.to_numpy()
         shutil.rmtree(run_dir.path)
     expected, t = [], 0
@@ -500,7 +499,7 @@ def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, res
         monkeypatch.setattr(module, "EXACT_UP_TO", up_to)
         code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true")
         assert code == 0, err
-        (run,) = find(results_root, learner="pkrr_nystrom")
+        run = only_run(results_root, learner="pkrr_nystrom")
         reports[up_to] = run.manifest()["effective_dimension"]
     code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true", "timeout_s=1e-9")
     timed_out = run.manifest()

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from test_learners import SETTINGS, make
 
+from helpers import only_run
 from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
 from okl.learners import LEARNERS
 from okl.regret import COMPARATORS
-from okl.store import find
 
 ONLINE = sorted(name for name in SETTINGS if LEARNERS.get(name).beforehand is None)
 
@@ -116,8 +116,7 @@ def test_alternating_stream_follows_the_papers_pattern():
 
 
 def run_dir(root, learner, dataset):
-    (run,) = find(root, learner=learner, dataset=dataset, seed=0)
-    return run
+    return only_run(root, learner=learner, dataset=dataset, seed=0)
 
 
 def test_adversarial_run_records_its_sequence_and_replays_exactly(okl_run, results_root):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from okl.store import find
+from helpers import only_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,5 +64,5 @@ def test_wheel_install_runs_outside_the_checkout(tmp_path):
         text=True,
     )
     assert run.returncode == 0, run.stderr
-    (run,) = find(work / "out", learner="pkrr_taylor", dataset="synthetic", seed=0)
+    run = only_run(work / "out", learner="pkrr_taylor", dataset="synthetic", seed=0)
     assert run.status() == "complete"

@@ -13,7 +13,6 @@ from okl.dictionary.komp import KernelDictionary, komp
 from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.losses import multiclass_loss
-from okl.store import find
 
 KERNEL = Kernel("gaussian", 0.7)
 SIGMA = float(np.sqrt(0.6))  # §5: σ̃² = 0.6
@@ -216,7 +215,7 @@ def test_bsgd_removal_drops_the_smallest_vector_and_merging_finds_the_best_h():
 
 def test_held_out_checkpoints_score_the_learner(okl_run, results_root):
     assert okl_run("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "progress=false")[0] == 0
-    (run,) = find(results_root, learner="polk", dataset="multidist", seed=0)
+    run = only_run(results_root, learner="polk", dataset="multidist", seed=0)
     test = run.heldout()
     assert test.t.tolist() == [250, 500, 750, 1000]
     X, y = multidist_head(1000)
@@ -264,7 +263,7 @@ def test_polk_stays_well_conditioned_with_a_small_budget(seed):
 def test_a_timed_out_run_keeps_its_checkpoints(okl_run, results_root):
     keys = ("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "timeout_s=1e-9", "progress=false")
     assert okl_run(*keys)[0] == 0
-    (run,) = find(results_root, learner="polk", dataset="multidist", seed=0)
+    run = only_run(results_root, learner="polk", dataset="multidist", seed=0)
     manifest = run.manifest()
     assert manifest["status"] == "timeout" and manifest["rounds"] == 250  # the first block ends at the checkpoint
     assert run.heldout().t.tolist() == [250]

@@ -7,12 +7,11 @@ import copy
 import numpy as np
 import pytest
 
-from helpers import play_blocks, play_loop, relative_gap, stream
+from helpers import only_run, play_blocks, play_loop, relative_gap, stream
 from okl import config
 from okl.errors import ConfigError
 from okl.learners import LEARNERS
 from okl.learners.multikernel.raker_code import BETA, _ratio_update, active_levels, code_features
-from okl.store import find
 
 SMALL = dict(sigma2=(0.3, 1.0, 4.0), D=6, seed=1, variant="code")
 
@@ -171,7 +170,7 @@ def test_top_level_variant_reaches_raker_and_adaraker(composed):
 def test_okl_run_plays_the_code_variant_end_to_end(okl_run, results_root):
     code, out, err = okl_run("learner=adaraker", "learner.variant=code", "n=300", "progress=false")
     assert code == 0, err
-    (run,) = find(results_root, learner="adaraker", dataset="synthetic", seed=0)
+    run = only_run(results_root, learner="adaraker", dataset="synthetic", seed=0)
     assert run.manifest()["config"]["learner"]["variant"] == "code" and "complete, 300 rounds" in out
     code, _, err = okl_run("learner=adaraker", "variant=code", "learner.eta0=4")
     assert code == 2 and "variant=code uses the code's min" in err and err.count("\n") == 1

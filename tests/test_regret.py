@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers import only_run
 from okl.cli.regret import main as regret_main
 from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
@@ -126,7 +127,7 @@ def test_pkawv_taylor_regret_is_within_theorem_3_with_measured_mu(kind):
 
 
 def read_run(root, learner, dataset):
-    (run,) = find(root, learner=learner, dataset=dataset, seed=0)
+    run = only_run(root, learner=learner, dataset=dataset, seed=0)
     return run.manifest(), pd.read_parquet(run.rounds_path).sort_values("t")
 
 

@@ -180,7 +180,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         "started_at": _now(),
     }
     code = _code(attempt)
-    state, restarted = _resumable(plan, run, previous, code)
+    state, started_over = _resumable(plan, run, previous, code)
     if state is not None:
         plan.learner, position = state["learner"], state["position"]
         writer.resume(previous, attempt)
@@ -196,7 +196,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 "block": plan.run.block,
                 "config": plan.config,
                 **attempt,
-                **({"started_over": restarted} if restarted else {}),
+                **({"started_over": started_over} if started_over else {}),
             }
         )
     snapshot = None if plan.dataset.adaptive else lambda: {"learner": plan.learner, "position": position, "code": code}
@@ -249,7 +249,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         error,
         signum=signum,
         resumed_from=previous["snapshot"]["rounds"] if state is not None else None,
-        started_over=restarted,
+        started_over=started_over,
     )
 
 
