@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help install run test bench figures figures-real lint clean
+.PHONY: help install run test bench figures lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -27,24 +27,15 @@ run: install  ## run the default experiment (pkawv_taylor on the built-in synthe
 test: install  ## run the test suite
 	$(PY) -m pytest -q
 
-bench: install  ## speed and memory benchmarks (µs/round, peak RSS; dataset parse and cached-stream times; adversary, comparators; raker, adaraker; polk)
-	$(PY) scripts/bench.py
-	$(PY) scripts/bench_data.py
-	$(PY) scripts/bench_kons.py
-	$(PY) scripts/bench_adversary.py
-	$(PY) scripts/bench_raker.py
-	$(PY) scripts/bench_polk.py
+bench: install  ## speed and memory of the learners (okl-bench: µs/round, wall, peak RSS; 3 fresh-process repeats) -> BENCHMARKS.md
+	$(VENV)/bin/okl-bench
 
-figures: install  ## run the figure presets (complete runs are skipped) and draw figures/
-	$(PY) scripts/figures.py
-	$(PY) scripts/polk_figures.py
-
-figures-real: install  ## PKAWV Figures 2/4 on the real datasets that are available (OKL_DATA_MIRROR or okl-data fetch)
-	$(PY) scripts/figures.py --real
+figures: install  ## every paper artefact whose data is here (okl-reproduce --all: runs reused) -> figures/, REPRODUCTION.md
+	$(VENV)/bin/okl-reproduce --all --jobs 2
 
 lint: install  ## ruff, and the import layers of pyproject.toml's [tool.importlinter] (ARCHITECTURE.md)
-	$(VENV)/bin/ruff check okl conf tests scripts
-	$(VENV)/bin/ruff format --check okl conf tests scripts
+	$(VENV)/bin/ruff check okl conf tests
+	$(VENV)/bin/ruff format --check okl conf tests
 	$(VENV)/bin/lint-imports
 
 clean:  ## remove the virtual environment and caches (results/ and figures/ are kept)

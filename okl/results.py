@@ -77,3 +77,15 @@ def runs(root: str | Path | None = None, **filters) -> pd.DataFrame:
         manifest["status"] = run_dir.status()  # "stopped": its process is gone; re-running the command resumes it
         rows.append({**manifest, "path": str(run_dir.path)})
     return pd.DataFrame(rows)
+
+
+def heldout(root: str | Path | None = None, **filters) -> pd.DataFrame | None:
+    """The held-out scores (``t``, ``test_loss``, ``model_size``, ``seconds``) of the runs matching the
+    filters, with the partition keys as columns; None when none of them was scored on a held-out set."""
+    root = Path(root) if root is not None else default_root()
+    frames = []
+    for run_dir in _run_dirs(root, **filters):
+        scores = run_dir.heldout()
+        if scores is not None:
+            frames.append(scores.assign(**run_dir.partition))
+    return pd.concat(frames, ignore_index=True) if frames else None

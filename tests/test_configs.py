@@ -59,13 +59,25 @@ def test_top_level_kors_reaches_every_dictionary_learner(composed, learner):
     assert config.plan(composed(f"learner={learner}", "kors=code")).learner.kors.power == 2
 
 
-@pytest.mark.parametrize("preset", ["pros_n_kons_regression", "pros_n_kons_classification"])
-def test_pros_n_kons_presets_use_the_settings_that_reproduce_the_tables(composed, preset):
-    """σ = 4 on [0, 1] inputs and the authors' KORS weights (the presets explain why), which a run
+@pytest.mark.parametrize(
+    ("preset", "group"), [("pros_n_kons_table1", "pros_n_kons"), ("pros_n_kons_table2", "pros_n_kons_binary")]
+)
+def test_pros_n_kons_presets_use_the_settings_that_reproduce_the_tables(composed, preset, group):
+    """σ = 4 on [0, 1] inputs and the authors' KORS weights (the artefacts explain why), which a run
     can still override."""
-    cfg = composed(f"experiment={preset}", "learner=pros_n_kons")
+    cfg = composed(f"experiment={preset}", f"arm/{group}=pros_n_kons")
     assert (cfg.sigma, cfg.learner.sigma, cfg.learner.kors, cfg.dataset.preset) == (4.0, 4.0, "code", "pros_n_kons")
-    assert composed(f"experiment={preset}", "learner=pros_n_kons", "sigma=8", "kors=eq4").learner.kors == "eq4"
+    assert composed(f"experiment={preset}", "sigma=8", "kors=eq4").learner.kors == "eq4"
+
+
+def test_pros_n_kons_arms_hold_each_learners_own_keys(composed):
+    """Table 2: the KONS family with the hinge at C = 10, η = 0.1 and α = γ ∈ {0.01, 1}; BATCH with the
+    squared hinge; FOGD with 400 features."""
+    arm = lambda name: config.plan(composed("experiment=pros_n_kons_table2", f"arm/pros_n_kons_binary={name}"))  # noqa: E731
+    p = arm("con_kons_alpha1").learner.params
+    assert (p.alpha, p.gamma, p.loss, p.C, p.eta) == (1.0, 1.0, "hinge", 10.0, 0.1)
+    assert arm("b_kons").learner.params.alpha == 0.01 and arm("kors_batch").learner.params.loss == "squared_hinge"
+    assert (arm("fogd").learner.params.D, arm("fogd").learner.params.loss) == (200, "hinge")
 
 
 def test_seed_reaches_stream_and_learner(composed):
@@ -96,27 +108,29 @@ def test_slurm_launcher_config_extends_submitit_with_one_core_per_run(composed):
     assert launcher.cpus_per_task == 1 and "OPENBLAS_NUM_THREADS=1" in launcher.setup[0]
 
 
-@pytest.mark.parametrize("learner", ["raker", "omkl", "rbf_ogd"])
-def test_raker_figure_preset_uses_the_papers_settings(composed, learner):
-    plan = config.plan(composed("experiment=raker_fig1_synthetic", f"learner={learner}", "sigma=0.5"))
+@pytest.mark.parametrize("arm", ["raker", "omkl", "rbf_01", "raker_code"])
+def test_raker_figure_preset_uses_the_papers_settings(composed, arm):
+    plan = config.plan(composed("experiment=raker_fig1_synthetic", f"arm/raker={arm}"))
     assert (plan.dataset.params.changes, plan.dataset.n) == (3, 20000)
     p = plan.learner.params
-    if learner == "rbf_ogd":  # η = 1/√T, the swept bandwidth
-        assert p.eta is None and plan.learner.eta == pytest.approx(20000**-0.5) and p.sigma == 0.5
+    if arm == "rbf_01":  # η = 1/√T, σ² = 0.1
+        assert p.eta is None and plan.learner.eta == pytest.approx(20000**-0.5) and p.sigma**2 == pytest.approx(0.1)
+    elif arm == "raker_code":
+        assert p.variant == "code"
     else:  # §4: σ² ∈ {0.1, 1, 10}, η = 0.5, λ = 0.01
         assert (tuple(p.sigma2), p.eta, p.lam) == ((0.1, 1.0, 10.0), 0.5, 0.01)
 
 
 @pytest.mark.parametrize(
-    ("preset", "expected"),
+    ("arm", "expected"),
     [
-        ("polk_multidist_ksvm", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_hinge")),
-        ("polk_multidist_klr", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_logistic")),
-        ("bsgd_multidist", dict(eta=1.0, lam=1e-6, loss="multi_hinge", maintenance="merging")),
+        ("ksvm_K1e-4", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_hinge", K=1e-4)),
+        ("klr_K0.03", dict(eta=6.0, batch=32, lam=1e-6, loss="multi_logistic", K=0.03)),
+        ("bsgd_B129", dict(eta=1.0, lam=1e-6, loss="multi_hinge", maintenance="merging", budget=129)),
     ],
 )
-def test_polk_presets_use_the_papers_multidist_settings(composed, preset, expected):
+def test_polk_arms_use_the_papers_multidist_settings(composed, arm, expected):
     """polk_koppel2019 §5.3: σ̃² = 0.6 on multidist, with each learner's step, batch and λ."""
-    plan = config.plan(composed(f"experiment={preset}"))
+    plan = config.plan(composed("experiment=polk_table2_multidist", f"arm/polk_multidist={arm}"))
     assert plan.dataset.name == "multidist" and plan.learner.params.sigma**2 == pytest.approx(0.6)
     assert {k: getattr(plan.learner.params, k) for k in expected} == expected

@@ -130,6 +130,30 @@ def test_cache_holds_exactly_the_raw_parse_and_is_reused(no_data, monkeypatch):
     assert meta["rows"] == 700 and meta["files"][0]["checked"] is False  # SUSY publishes no checksum
 
 
+def test_processes_needing_one_cache_take_turns_and_parse_it_once(no_data, monkeypatch):
+    """Two MNIST runs of a parallel sweep parsed the same cache at once and deleted each other's files."""
+    import fcntl
+
+    write_susy(no_data, n=300)
+    spec = SPECS["susy"]
+    directory = cache.cache_dir(no_data, spec, "all", None)
+    directory.parent.mkdir(parents=True)
+    parses = []
+    parse = parsers.parse
+    monkeypatch.setattr(parsers, "parse", lambda *a: parses.append(1) or parse(*a))
+    built = []
+    with open(directory.with_name(directory.name + ".lock"), "a") as held:  # another process is parsing
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = threading.Thread(target=lambda: built.append(cache.build(spec, "all", None, no_data, None, False)))
+        waiting.start()
+        waiting.join(timeout=1.0)
+        assert waiting.is_alive() and not parses and not list(directory.parent.glob("*.tmp"))
+        cache._parse(spec, "all", None, directory, no_data, None, False)  # the holder finishes its parse
+    waiting.join()
+    assert built == [directory] and len(parses) == 1  # the waiting one found the cache current
+    assert cache.current(directory, spec, "all")["rows"] == 300
+
+
 def test_a_cache_parsed_with_another_format_is_parsed_again(no_data, monkeypatch):
     """A catalog change to a part's format (columns, target) must not be served from an old cache."""
     write_susy(no_data, n=300)

@@ -86,6 +86,38 @@ def test_a_part_also_closes_after_part_seconds(tmp_path):
     assert [p.name for p in (tmp_path / "snapshots").iterdir()] == ["part-00003.pkl"]  # only the last is kept
 
 
+def test_a_slow_snapshot_is_retaken_only_after_ten_times_its_cost_and_always_at_the_end(tmp_path, monkeypatch):
+    """online_krr on cod-rna spent two thirds of its wall time pickling a multi-GB factor every 15 s."""
+    from okl.store import writer as module
+
+    clock = {"now": 0.0}
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock["now"])
+
+    def slow(start):  # each snapshot "takes" 5 s; each part closes 10 s after the previous one
+        clock["now"] += 5.0
+        return {"after": start}
+
+    sink = writer(tmp_path, part_rows=100)
+    sink.start({})
+    taken = []
+    for start in range(0, 1000, 100):
+        clock["now"] += 10.0
+        sink.append(rows(start, 100))
+        sink.close_part(lambda start=start: slow(start + 100))
+        taken.append(RunDir(tmp_path).manifest()["snapshot"]["rounds"])
+    # taken at part 1 (it cost 5 s), then only once 50 s have passed since it: at part 6, not at 7-10
+    assert taken == [100] * 5 + [600] * 5
+    sink.finish(lambda: {"after": 1000}, status="complete")
+    assert RunDir(tmp_path).manifest()["snapshot"]["rounds"] == 1000
+    sink = writer(tmp_path / "b", part_rows=100)
+    sink.start({})
+    for start in range(0, 300, 100):
+        sink.append(rows(start, 100))
+        sink.close_part(lambda start=start: slow(start + 100))
+    sink.finish(lambda: {"after": 300}, status="timeout")  # nothing buffered: the final state is still saved
+    assert RunDir(tmp_path / "b").manifest()["snapshot"]["rounds"] == 300
+
+
 def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path):
     first = writer(tmp_path, part_rows=200)
     first.start({"planned_rounds": 1000})

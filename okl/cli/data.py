@@ -59,24 +59,9 @@ def _list(specs, data, mirror) -> int:
     print(f"data dir {data}; mirror {mirror or '(none: set OKL_DATA_MIRROR)'}")
     print(f"{'dataset':13} {'task':10} {'rows':>10} {'d':>4}  {'preset':11} parts")
     for spec in specs:
-        states = []
-        for part in spec.parts:
-            if any(cache.current(d, spec, part.name) for d in _caches(data, spec, part.name)):
-                state = "cached"
-            elif found := cache.locate(spec, part.name, data, mirror):
-                state = f"raw in {found[1][0].origin}"
-            else:
-                state = "missing"
-            states.append(f"{part.name}: {state}")
+        states = [f"{part.name}: {cache.part_state(spec, part.name, data, mirror)}" for part in spec.parts]
         print(f"{spec.name:13} {spec.task:10} {spec.n:>10,} {spec.d:>4}  {spec.preset:11} {'; '.join(states)}")
     return 0
-
-
-def _caches(data, spec, part: str) -> list:
-    """Cache directories of ``part`` (one per target column)."""
-    from okl.data import cache
-
-    return sorted((data / spec.name / "cache").glob(f"{part}*-v{cache.VERSION}"))
 
 
 def _fetch(specs, data, mirror) -> int:
@@ -123,7 +108,7 @@ def _verify(specs, data, mirror) -> int:
                     else:
                         verdict, bad = f"MISMATCH: content {found}, catalog {file.content_sha256}", bad + 1
                     print(f"{spec.name}/{part.name}: {located.path}: {verdict}")
-            for directory in _caches(data, spec, part.name):
+            for directory in cache.cache_dirs(data, spec, part.name):
                 meta = cache.read_meta(directory)
                 try:
                     cache.CachedPart(directory, meta)

@@ -21,6 +21,7 @@ with its row before any round is played.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
 import mmap
@@ -77,6 +78,25 @@ def locate(spec: Spec, part: str, data: Path, mirror: Path | None) -> tuple[int,
     return None
 
 
+def cache_dirs(data: Path, spec: Spec, part: str) -> list[Path]:
+    """Cache directories of ``part`` (one per target column)."""
+    return sorted((data / spec.name / "cache").glob(f"{part}*-v{VERSION}"))
+
+
+def part_state(spec: Spec, part: str, data: Path, mirror: Path | None) -> str:
+    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use) or ``missing`` (to download)."""
+    if any(current(d, spec, part) for d in cache_dirs(data, spec, part)):
+        return "cached"
+    if found := locate(spec, part, data, mirror):
+        return f"raw in {found[1][0].origin}"
+    return "missing"
+
+
+def on_disk(spec: Spec, data: Path, mirror: Path | None) -> bool:
+    """Every part of the dataset is cached or its raw files are in the data directory or the mirror."""
+    return all(part_state(spec, part.name, data, mirror) != "missing" for part in spec.parts)
+
+
 def offline(spec: Spec, part: str, why: str = "") -> DataError:
     file = next(s for s in spec.part(part).sources if s.files[0].mirror or s.files[0].urls).files[0]
     where = file.mirror or f"{spec.name}/{file.name}"
@@ -104,10 +124,25 @@ def obtain(spec: Spec, part: str, data: Path, mirror: Path | None, allow_downloa
 
 
 def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | None, allow_download: bool) -> Path:
-    """Parse ``part`` into its cache directory (if it is not there yet) and return the directory."""
+    """Parse ``part`` into its cache directory (if it is not there yet) and return the directory.
+
+    Processes that need the same cache at once (the runs of a parallel sweep) take turns on a lock file
+    beside it: the first parses, the others then find it current. Without the lock, two MNIST runs
+    started together deleted each other's half-written cache."""
     directory = cache_dir(data, spec, part, target)
     if current(directory, spec, part):
         return directory
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(directory.with_name(directory.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if current(directory, spec, part):  # another process built it while this one waited
+            return directory
+        return _parse(spec, part, target, directory, data, mirror, allow_download)
+
+
+def _parse(
+    spec: Spec, part: str, target: str | None, directory: Path, data: Path, mirror: Path | None, allow_download: bool
+) -> Path:
     index, located = obtain(spec, part, data, mirror, allow_download)
     source = spec.part(part).sources[index]
     for file in located:

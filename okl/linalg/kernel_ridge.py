@@ -39,8 +39,9 @@ class KernelMemoryError(MemoryError):
 class OnlineKernelRidge:
     """State of exact online kernel ridge / Kernel-AWV with the Gaussian kernel."""
 
-    def __init__(self, d: int, sigma: float, lam: float, awv: bool) -> None:
+    def __init__(self, d: int, sigma: float, lam: float, awv: bool, horizon: int | None = None) -> None:
         self.sigma, self.lam, self.awv = sigma, lam, awv
+        self.horizon = horizon  # the factor never grows beyond the rounds the run will play
         self.t = 0
         self.X = np.empty((0, d))
         self.L = np.empty((0, 0))
@@ -73,6 +74,8 @@ class OnlineKernelRidge:
                 f"but {usable / system.GIB:,.1f} GiB are available"
             )
         new_cap = min(max(need, int(cap * 1.5), 64), fits)  # grow by 1.5×, or as far as memory allows
+        if self.horizon is not None:
+            new_cap = min(new_cap, max(need, self.horizon))
         L = np.empty((new_cap, new_cap))
         L[: self.t, : self.t] = self.L[: self.t, : self.t]
         X = np.empty((new_cap, self.X.shape[1]))

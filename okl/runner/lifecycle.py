@@ -123,6 +123,13 @@ def unwritable(exc: OSError, run: RunDir) -> str:
     )
 
 
+def finished(plan: Plan) -> bool:
+    """The run of ``plan`` is done: :func:`execute` would not play it again (complete, or timed out under at
+    least the budget asked for now, and ``sink.overwrite`` not set)."""
+    previous = plan.run_dir().manifest()
+    return bool(previous) and _done(previous, plan) and not plan.sink.overwrite
+
+
 def _done(previous: dict, plan: Plan) -> bool:
     """A run is not redone if it completed, or timed out under at least the budget asked for now."""
     if previous.get("status") == "complete":

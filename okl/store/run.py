@@ -60,6 +60,11 @@ class RunDir:
         return cls(Path(root).joinpath(*(f"{k}={partition[k]}" for k in PARTITION.names)))
 
     @property
+    def partition(self) -> dict[str, str]:
+        """The partition keys (learner, dataset, seed, run), read from the directory names."""
+        return dict(part.split("=", 1) for part in self.path.parts[-len(PARTITION.names) :])
+
+    @property
     def root(self) -> Path:
         """The results root holding this run (and the per-stream caches)."""
         return self.path.parents[len(PARTITION.names) - 1]

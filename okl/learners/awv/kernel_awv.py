@@ -40,7 +40,7 @@ class KernelAWV(Learner):
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
-        self.core = OnlineKernelRidge(d, self.params.sigma, self.params.lam, awv=self.awv)
+        self.core = OnlineKernelRidge(d, self.params.sigma, self.params.lam, awv=self.awv, horizon=horizon)
 
     def predict_one(self, x: np.ndarray) -> float:
         return self.core.predict(x)

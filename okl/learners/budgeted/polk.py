@@ -8,7 +8,7 @@ diminishing one (Table 1 writes ε_k = η_k²; K = 1 gives it). ε = 0 keeps eve
 
 MNIST (§5.3): with the paper's σ̃² = 4, η = 24, K = 0.16 (pixels in [0, 1], averaged mini-batch
 gradients), ε = Kη^{3/2} = 18.8 exceeds the norm of every mini-batch's update, so KOMP removes it all:
-measured model order 0 and 90% error over the 60,000 rounds. The preset ``polk_mnist_ksvm`` uses σ² = 25
+measured model order 0 and 90% error over the 60,000 rounds. The preset ``polk_fig5_mnist`` uses σ² = 25
 and K ∈ {0.02, 0.03} instead (measured: 4.7% held-out error with 305 points, 7.9% with 88).
 
 The dictionary's K_DD and K_DD⁻¹ are kept incrementally (:class:`okl.dictionary.komp.KernelDictionary`),

@@ -17,7 +17,7 @@ Step η_t: Figure 1 lists "step-sizes η_t" as its input but prints the update w
 Theorems 1-2 hold "if η_t ≥ σ" and §3 calls each round "an exact KONS update", whose Theorem 1 sets
 η_t = σ (:mod:`okl.learners.newton.kons`). Choice: η_t = σ, the curvature of Assumption 2 for the loss on
 [−C, C] (:func:`okl.losses.curvature`; 1/(8C²) for the square loss, Theorem 2's value); σ_t/2 would
-break the theorems' condition. It also reproduces Table 1 (presets ``pros_n_kons_regression``, 10
+break the theorems' condition. It also reproduces Table 1 (preset ``pros_n_kons_table1``, 10
 seeds): casp 0.0677, cadata 0.0308, cpusmall 0.0233 against the paper's 0.0677, 0.0310, 0.0249, where
 σ/2 gives 0.0693, 0.0326, 0.0264. ``eta`` replaces σ by a constant.
 

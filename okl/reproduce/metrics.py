@@ -1,0 +1,114 @@
+"""What the tables report of a run, read back through :mod:`okl.results`.
+
+Each metric is a function of one finished run; the table shows its mean ± std over the seeds of a
+(dataset, arm) row. ``loss`` is the average loss of the whole run: the square loss on regression streams,
+the online error in % on classification streams (as the papers print it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from okl import results
+from okl.reproduce.sweep import Run
+
+TAIL = 0.05  # polk_koppel2019 Table 2: "averaged over the final 5% of processed training examples"
+
+
+class Finished:
+    """A run of an artefact with its manifest and rounds, read once."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.root = run.plan.sink.root
+
+    @cached_property
+    def manifest(self) -> dict:
+        (row,) = results.runs(self.root, run=self.run.plan.run_id).to_dict("records")
+        return row
+
+    @cached_property
+    def rounds(self) -> pd.DataFrame:
+        return results.load(self.root, run=self.run.plan.run_id).sort_values("t", ignore_index=True)
+
+    @cached_property
+    def heldout(self) -> pd.DataFrame | None:
+        return results.heldout(self.root, run=self.run.plan.run_id)
+
+    @property
+    def percent(self) -> float:
+        """100 on classification streams (errors in %), 1 on regression."""
+        return 1.0 if self.run.plan.dataset.task == "regression" else 100.0
+
+    def tail(self) -> pd.DataFrame:
+        return self.rounds.iloc[-max(1, int(round(TAIL * len(self.rounds)))) :]
+
+
+@dataclass(frozen=True)
+class Metric:
+    header: str
+    value: Callable[[Finished], float | None]
+    digits: int = 4  # significant digits shown
+
+
+def _last(column: str) -> Callable[[Finished], float | None]:
+    def value(f: Finished) -> float | None:
+        if column not in f.rounds or f.rounds[column].isna().all():
+            return None
+        return float(f.rounds[column].dropna().iloc[-1])
+
+    return value
+
+
+def _heldout(f: Finished) -> float | None:
+    return None if f.heldout is None else 100.0 * float(f.heldout.test_loss.iloc[-1])
+
+
+METRICS: dict[str, Metric] = {
+    "loss": Metric("loss (square; % error)", lambda f: f.percent * f.manifest["average_loss"]),
+    "rounds": Metric("rounds played", lambda f: float(f.manifest["rounds"]), digits=7),
+    "learner_s": Metric("learner s", lambda f: float(f.manifest["learner_s"]), digits=3),
+    "us_per_round": Metric("µs/round", lambda f: 1e6 * f.manifest["learner_s"] / f.manifest["rounds"], digits=3),
+    "wall_s": Metric("wall s", lambda f: float(f.manifest["wall_s"]), digits=3),
+    "peak_rss_mb": Metric("peak RSS (MB)", lambda f: f.manifest["peak_rss_bytes"] / 2**20, digits=4),
+    "model_size": Metric("#SV / features", _last("model_size"), digits=4),
+    "regret": Metric("regret at n", _last("regret")),
+    "risk_tail": Metric("risk (final 5%)", lambda f: float(f.tail().risk.mean())),
+    "error_tail": Metric("error % (final 5%)", lambda f: 100.0 * float(f.tail().loss.mean())),
+    "heldout": Metric("held-out error % (end)", _heldout),
+}
+
+
+def summary(values: list[float | None]) -> tuple[float, float] | None:
+    """(mean, std) of the values present, None if there are none."""
+    present = np.array([v for v in values if v is not None], dtype=float)
+    return None if len(present) == 0 else (float(present.mean()), float(present.std()))
+
+
+@dataclass(frozen=True)
+class Row:
+    """The runs of one (dataset, arm) of an artefact, one per seed, in seed order."""
+
+    dataset: str
+    arm: str
+    runs: tuple[Finished, ...]
+
+    @property
+    def first(self) -> Finished:
+        return self.runs[0]
+
+    def summary(self, metric: str) -> tuple[float, float] | None:
+        return summary([METRICS[metric].value(f) for f in self.runs])
+
+
+def rows(finished: list[Finished]) -> list[Row]:
+    """Group runs by (dataset, arm), keeping the order in which they first appear."""
+    groups: dict[tuple[str, str], list[Finished]] = {}
+    for f in finished:
+        groups.setdefault((f.run.dataset, f.run.arm), []).append(f)
+    return [Row(d, a, tuple(sorted(fs, key=lambda f: f.run.seed))) for (d, a), fs in groups.items()]

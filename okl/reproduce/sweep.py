@@ -1,0 +1,110 @@
+"""The runs of a preset's sweep, expanded as ``okl-run -m experiment=<name>`` expands them.
+
+Hydra's basic sweeper takes the preset's ``hydra.sweeper.params`` and the command line's overrides (the
+command line wins for a key both give) and runs their Cartesian product; :func:`expand` does the same
+with Hydra's public API (``hydra.compose`` and the override parser of ``hydra.core``) and builds each
+run's plan, so the runs it names are the run directories ``okl-run -m`` writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+import yaml
+from hydra import compose, initialize_config_module
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig
+
+from okl import config
+from okl.config import Plan, RunConfig
+
+ARM = "arm/"  # the config group of the arms: one learner with its own keys per option
+TOP_LEVEL = {f.name for f in dataclasses.fields(RunConfig) if f.name not in config.GROUPS + ("sink",)}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of an artefact: the ``okl-run`` overrides that make it, its plan and its arm."""
+
+    overrides: tuple[str, ...]
+    plan: Plan
+    arm: str
+
+    @property
+    def dataset(self) -> str:
+        return self.plan.dataset.name
+
+    @property
+    def seed(self) -> int:
+        return self.plan.run.seed
+
+    @property
+    def command(self) -> str:
+        return "okl-run " + " ".join(self.overrides)
+
+
+def combinations(preset: str, overrides: list[str]) -> list[list[str]]:
+    """The override lists of the runs of ``okl-run -m experiment=<preset> *overrides``."""
+    cfg = compose_config([f"experiment={preset}"], hydra=True)
+    params = {str(k): str(v) for k, v in cfg.hydra.sweeper.params.items()}
+    given = dict(o.split("=", 1) for o in overrides)
+    params.update({k.lstrip("+~"): v for k, v in given.items()})
+    parsed = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+    choices = [
+        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
+        if o.is_sweep_override()
+        else [f"{o.get_key_element()}={o.get_value_element_as_str()}"]
+        for o in parsed
+    ]
+    return [[f"experiment={preset}", *combo] for combo in itertools.product(*choices)]
+
+
+def expand(preset: str, overrides: list[str]) -> list[Run]:
+    """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one).
+
+    Hydra composes each distinct choice of config groups and nested keys once (about 0.1 s each); the
+    top-level keys of :class:`~okl.config.RunConfig` (``seed``, ``n``, ...) are then set on a copy, as
+    the typed schema reads them, so a sweep over five seeds costs one composition, not five."""
+    runs: dict[str, Run] = {}
+    composed: dict[tuple[str, ...], DictConfig] = {}
+    combos = combinations(preset, overrides)
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        for combo in combos:
+            structural = tuple(o for o in combo if o.split("=", 1)[0] not in TOP_LEVEL)
+            if structural not in composed:
+                composed[structural] = compose("config", overrides=list(structural))
+            cfg = composed[structural].copy()
+            for key, value in (o.split("=", 1) for o in combo if o.split("=", 1)[0] in TOP_LEVEL):
+                cfg[key] = yaml.safe_load(value)
+            arm = next((o.split("=", 1)[1] for o in combo if o.startswith(ARM)), cfg.learner.name)
+            plan = config.plan(cfg)
+            runs.setdefault(str(plan.run_dir().path), Run(tuple(combo), plan, arm))
+    return list(runs.values())
+
+
+def replay(run: Run, reference: Run) -> Run:
+    """``run``'s arm played on the sequence ``reference`` recorded (``dataset=replay``), with the reference's
+    σ, λ and comparator."""
+    ref = reference.plan
+    overrides = [
+        "dataset=replay",
+        f"dataset.run='{ref.run_dir().path}'",
+        f"sigma={ref.run.sigma}",
+        f"lam={ref.run.lam}",
+        f"comparator={ref.comparator.name if ref.comparator else 'none'}",
+        *(f"+{o}" for o in run.overrides if o.startswith(ARM)),
+    ]
+    return Run(tuple(overrides), config.plan(compose_config(overrides)), run.arm)
+
+
+def datasets(preset: str, overrides: list[str]) -> list[str]:
+    """The datasets the preset's runs read (composed only, once per ``dataset=`` choice: nothing is loaded)."""
+    distinct = {tuple(o for o in c if o.startswith("dataset=")): c for c in combinations(preset, overrides)}
+    return sorted({compose_config(combo).dataset.name for combo in distinct.values()})
+
+
+def compose_config(overrides: list[str], hydra: bool = False) -> DictConfig:
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        return compose("config", overrides=overrides, return_hydra_config=hydra)

@@ -1,0 +1,156 @@
+"""okl-reproduce and okl-bench: the artefacts' presets and files agree, the sweep expands as okl-run -m,
+the whole path runs on short prefixes (--smoke), failures are isolated, bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import call
+
+from okl.cli import bench as bench_cli
+from okl.cli import reproduce as cli
+from okl.reproduce import catalog, pipeline, sweep
+from okl.store import find
+
+CONF = Path(__file__).resolve().parents[1] / "conf" / "experiment"
+
+
+def reproduce(capsys, *argv):
+    return call(lambda: cli.main(list(argv)), capsys)
+
+
+def test_every_preset_is_an_artefact_and_every_artefact_a_preset():
+    assert sorted(catalog.ORDER + catalog.BENCH) == sorted(p.stem for p in CONF.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", catalog.ORDER + catalog.BENCH)
+def test_artefact_names_only_arms_and_datasets_of_its_preset(name):
+    """A reported row or the replayed arm that names no run of the preset would never be shown."""
+    artefact = catalog.load(name)
+    combos = sweep.combinations(name, [])
+    arms = {o.split("=", 1)[1] for c in combos for o in c if o.startswith(sweep.ARM)}
+    datasets = set(sweep.datasets(name, []))
+    assert {(r.dataset, r.arm) for r in artefact.reported} <= {(d, a) for d in datasets for a in arms}
+    assert artefact.replay is None or artefact.replay in arms
+    for row in artefact.reported:
+        assert set(row.values) <= set(artefact.metrics), (row.arm, row.values)
+
+
+def test_sweep_expands_the_runs_okl_run_m_writes(okl_run, results_root):
+    code, _, err = okl_run("-m", "experiment=pkawv_taylor_convergence", "n=30", "progress=false")
+    assert code == 0, err
+    written = {str(r.path) for r in find(results_root)}
+    runs = sweep.expand("pkawv_taylor_convergence", ["n=30"])
+    assert {str(r.plan.run_dir().path) for r in runs} == written and len(written) == 7
+    assert [r.arm for r in runs] == ["kernel_awv", *(f"taylor{m}" for m in range(1, 7))]
+
+
+def test_seeds_set_on_one_composition_reach_stream_and_learner():
+    runs = sweep.expand("pros_n_kons_table1", ["seed=range(0,3)", "dataset=casp", "arm/pros_n_kons=pros_n_kons"])
+    assert [(r.seed, r.plan.dataset.params.seed, r.plan.learner.params.seed) for r in runs] == [
+        (s, s, s) for s in range(3)
+    ]
+    assert len({r.plan.run_id for r in runs}) == 3
+
+
+def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, results_root, tmp_path, capsys):
+    out = tmp_path / "figures"
+    absent = {a.name: pipeline.absent_data(a, pipeline.Options()) for a in catalog.all_artefacts()}
+    skipped = {name for name, datasets in absent.items() if datasets}  # SUSY, unless a test cached a stand-in
+    code, stdout, _ = reproduce(capsys, "--all", "--smoke", "--out", str(out))
+    assert code == 0, stdout
+    for name in skipped:
+        assert f"skipped {name}: data absent: okl-data fetch {' '.join(absent[name])}" in stdout
+    for name in set(catalog.ORDER) - skipped:
+        assert (out / f"{name}.png").stat().st_size > 10_000, name
+    assert f"{len(catalog.ORDER) - len(skipped)} of {len(catalog.ORDER)} drawn" in stdout
+    report = (out / "REPRODUCTION.md").read_text()
+    assert all(f"## {name}:" in report for name in catalog.ORDER)
+    # ours beside the paper's numbers, with their source
+    table1 = (out / "pros_n_kons_table1.md").read_text()
+    casp = next(line for line in table1.splitlines() if line.startswith("| casp | pros_n_kons |"))
+    assert "0.06773 ± 0.00105" in casp and "Table 1" in casp
+    assert json.loads((out / "pkawv_fig3_adversary.json").read_text())["runs"] == 14  # 7 arms, 7 replays
+    # a second pass runs nothing: every run (and replay) is reused
+    code, stdout, _ = reproduce(capsys, "pkawv_fig3_adversary", "pros_n_kons_table1", "--smoke", "--out", str(out))
+    assert code == 0 and "playing" not in stdout and stdout.count("all done before (reused)") == 3
+
+
+def test_a_failing_run_is_listed_and_the_other_artefacts_still_drawn(results_root, tmp_path, capsys, monkeypatch):
+    from okl import runner
+
+    execute = runner.execute
+
+    def broken(plan, progress):
+        if plan.learner.name == "kernel_awv":
+            raise RuntimeError("TypingError: numba cannot type this\nand a second line")
+        return execute(plan, progress)
+
+    monkeypatch.setattr(runner, "execute", broken)
+    out = tmp_path / "figures"
+    argv = ["pkawv_taylor_convergence", "polk_fig4_multidist", "--smoke", "--out", str(out)]
+    code, stdout, _ = reproduce(capsys, *argv)
+    assert code == 1
+    failed = [line for line in stdout.splitlines() if line.startswith("FAILED")]
+    assert failed == [
+        "FAILED pkawv_taylor_convergence: kernel_awv on synthetic, seed 0: RuntimeError: TypingError: numba "
+        "cannot type this"
+    ]
+    assert (out / "polk_fig4_multidist.png").exists()
+    assert "second line" not in stdout and "Traceback" not in stdout
+
+
+def test_no_run_draws_nothing_new_and_says_what_is_missing(results_root, tmp_path, capsys):
+    code, stdout, _ = reproduce(capsys, "polk_fig4_multidist", "--smoke", "--no-run", "--out", str(tmp_path))
+    assert code == 1 and "2 of 2 runs missing (--no-run: not played)" in stdout
+    assert not find(results_root)
+
+
+def test_absent_data_is_skipped_with_the_fetch_command(no_data, results_root, tmp_path, capsys):
+    code, stdout, _ = reproduce(capsys, "pkawv_fig4_casp", "--smoke", "--out", str(tmp_path))
+    assert code == 0
+    assert "skipped pkawv_fig4_casp: data absent: okl-data fetch casp (or set OKL_DATA_MIRROR)" in stdout
+    assert "Not drawn here: data absent" in (tmp_path / "REPRODUCTION.md").read_text()
+
+
+def test_list_names_every_artefact_with_its_data(no_data, capsys):
+    code, stdout, _ = reproduce(capsys, "--list")
+    lines = stdout.splitlines()
+    assert code == 0 and [line.split()[0] for line in lines] == list(catalog.ORDER)
+    assert re.search(r"^pkawv_fig3_adversary .*\[adversary\]; data here$", stdout, re.M)
+    assert re.search(r"^pros_n_kons_table2 .*; data absent: okl-data fetch cod_rna ijcnn1$", stdout, re.M)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nope"], "unknown artefact 'nope'; choose among: pkawv_fig2_cod_rna,"),
+        ([], "name the artefacts to reproduce (okl-reproduce --list shows them), or pass --all"),
+        (["--all", "--seeds", "0"], "--seeds and --jobs take a positive number"),
+    ],
+)
+def test_bad_arguments_are_one_line(capsys, argv, message):
+    code, stdout, stderr = reproduce(capsys, *argv)
+    assert code == 2 and stderr.startswith(f"okl-reproduce: error: {message}") and stderr.count("\n") == 1
+
+
+def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys):
+    out = tmp_path / "bench"
+    code, stdout, _ = call(
+        lambda: bench_cli.main(["bench_synthetic", "bench_polk", "--smoke", "--out", str(out)]), capsys
+    )
+    assert code == 0, stdout
+    text = (out / "BENCHMARKS.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| synthetic | pkawv_taylor2 |"))
+    assert "| 255 |" in row  # the authors' code, beside ours
+    assert (out / "bench_polk.png").exists()
+    assert "| multidist | polk | polk | 0 |" in text  # --smoke: one seed, one repeat
+
+
+def test_make_targets_call_the_tested_commands():
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert re.search(r"^figures:.*\n\t\$\(VENV\)/bin/okl-reproduce --all", makefile, re.M)
+    assert re.search(r"^bench:.*\n\t\$\(VENV\)/bin/okl-bench$", makefile, re.M)
