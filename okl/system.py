@@ -62,7 +62,15 @@ def process_alive(pid: int) -> bool:
 
 
 def peak_rss() -> int:
-    """Peak resident set size of this process in bytes (Linux reports KiB)."""
+    """Peak resident set size of this process in bytes: ``VmHWM``, which starts afresh at exec. (The
+    rusage maximum survives exec on Linux: a run in a process spawned by a 1.6 GB parent reported 1.6 GB.)"""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

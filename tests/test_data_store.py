@@ -142,7 +142,7 @@ def test_processes_needing_one_cache_take_turns_and_parse_it_once(no_data, monke
     parse = parsers.parse
     monkeypatch.setattr(parsers, "parse", lambda *a: parses.append(1) or parse(*a))
     built = []
-    with open(directory.with_name(directory.name + ".lock"), "a") as held:  # another process is parsing
+    with open(cache.lock_path(directory), "a") as held:  # another process is parsing
         fcntl.flock(held, fcntl.LOCK_EX)
         waiting = threading.Thread(target=lambda: built.append(cache.build(spec, "all", None, no_data, None, False)))
         waiting.start()

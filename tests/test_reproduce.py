@@ -154,3 +154,15 @@ def test_make_targets_call_the_tested_commands():
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     assert re.search(r"^figures:.*\n\t\$\(VENV\)/bin/okl-reproduce --all", makefile, re.M)
     assert re.search(r"^bench:.*\n\t\$\(VENV\)/bin/okl-bench$", makefile, re.M)
+
+
+def test_peak_rss_of_a_spawned_run_is_its_own_not_its_parents():
+    """Linux keeps the rusage maximum across exec: runs spawned by a 1.6 GB okl-bench reported 1.6 GB."""
+    import subprocess
+    import sys
+
+    held = bytearray(400 * 2**20)
+    held[::4096] = b"\x01" * len(held[::4096])  # resident
+    code = "from okl.system import peak_rss; print(peak_rss())"
+    child = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert child < 200 * 2**20 and len(held) == 400 * 2**20

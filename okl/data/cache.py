@@ -127,17 +127,22 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     """Parse ``part`` into its cache directory (if it is not there yet) and return the directory.
 
     Processes that need the same cache at once (the runs of a parallel sweep) take turns on a lock file
-    beside it: the first parses, the others then find it current. Without the lock, two MNIST runs
+    (:func:`lock_path`): the first parses, the others then find it current. Without the lock, two MNIST runs
     started together deleted each other's half-written cache."""
     directory = cache_dir(data, spec, part, target)
     if current(directory, spec, part):
         return directory
     directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(directory.with_name(directory.name + ".lock"), "a") as lock:
+    with open(lock_path(directory), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if current(directory, spec, part):  # another process built it while this one waited
             return directory
         return _parse(spec, part, target, directory, data, mirror, allow_download)
+
+
+def lock_path(directory: Path) -> Path:
+    """The lock file of a cache directory: beside the dataset's files, not among its caches."""
+    return directory.parent.parent / f".{directory.name}.lock"
 
 
 def _parse(
