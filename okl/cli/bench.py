@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from okl.errors import OklError
     from okl.reproduce import catalog, report
-    from okl.reproduce.pipeline import Options, reproduce
+    from okl.reproduce.pipeline import Options, failure_lines, reproduce_all
 
     try:
         if args.repeats < 1:
@@ -53,7 +53,6 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or Path("figures/bench")
     out.mkdir(parents=True, exist_ok=True)
     repeats = 1 if args.smoke else args.repeats
-    failures = []
     try:
         with tempfile.TemporaryDirectory(prefix="okl-bench-") as scratch:
             options = Options.make(
@@ -66,17 +65,14 @@ def main(argv: list[str] | None = None) -> None:
                 command=PROG,
             )
             start = time.perf_counter()
-            for i, case in enumerate(cases, 1):
-                print(f"[{i}/{len(cases)}] {case.name}: {case.title}", flush=True)
-                outcome = reproduce(case, options)
-                print(f"  {outcome.status} in {outcome.seconds:.1f} s{': ' + outcome.note if outcome.note else ''}")
-                failures += [f"{case.name}: {failure}" for failure in outcome.failures]
+            outcomes = reproduce_all(cases, options)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         sys.exit(130)
     timing = report.reproduction_timing(Path("figures"))
     path = report.assemble(out, options.report, catalog.BENCH, report.BENCHMARKS, repeats=repeats, reproduction=timing)
     print(f"\n{len(cases)} cases in {time.perf_counter() - start:.0f} s; report {path}")
+    failures = failure_lines(outcomes)
     for line in failures:
-        print(f"FAILED {line}")
+        print(line)
     sys.exit(1 if failures else 0)

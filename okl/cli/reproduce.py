@@ -73,7 +73,7 @@ def _list(artefacts) -> None:
 
 def _reproduce(artefacts, args) -> int:
     from okl.reproduce import report
-    from okl.reproduce.pipeline import Options, reproduce
+    from okl.reproduce.pipeline import Options, failure_lines, reproduce_all
 
     out = args.out or Path("figures/smoke" if args.smoke else "figures")
     out.mkdir(parents=True, exist_ok=True)
@@ -85,12 +85,8 @@ def _reproduce(artefacts, args) -> int:
         out=out,
         report=args.report or (out / "REPRODUCTION.md" if args.smoke else Path("REPRODUCTION.md")),
     )
-    start, outcomes = time.perf_counter(), []
-    for i, artefact in enumerate(artefacts, 1):
-        print(f"[{i}/{len(artefacts)}] {artefact.name}: {artefact.paper} {artefact.title}", flush=True)
-        outcome = reproduce(artefact, options)
-        outcomes.append(outcome)
-        print(f"  {outcome.status} in {outcome.seconds:.1f} s{': ' + outcome.note if outcome.note else ''}", flush=True)
+    start = time.perf_counter()
+    outcomes = reproduce_all(artefacts, options)
     path = report.assemble(options.out, options.report)
     drawn = [o for o in outcomes if o.status == "drawn"]
     seconds = time.perf_counter() - start
@@ -101,7 +97,7 @@ def _reproduce(artefacts, args) -> int:
     for o in outcomes:
         if o.status == "skipped":
             print(f"skipped {o.artefact.name}: {o.note}")
-    failures = [f"{o.artefact.name}: {failure}" for o in outcomes for failure in o.failures]
+    failures = failure_lines(outcomes)
     for line in failures:
-        print(f"FAILED {line}")
+        print(line)
     return 1 if failures else 0

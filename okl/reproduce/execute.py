@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from okl import runner
 from okl.reproduce.sweep import Run, compose_config
 
+FINISHED = ("complete", "timeout")  # a run with one of these statuses is drawn; any other is a failure
+
 
 @dataclass(frozen=True)
 class Played:
@@ -25,7 +27,7 @@ class Played:
 
     @property
     def failed(self) -> bool:
-        return self.status not in ("complete", "timeout")
+        return self.status not in FINISHED
 
 
 def missing(runs: list[Run]) -> list[Run]:
@@ -55,7 +57,7 @@ def play(runs: list[Run], jobs: int = 1, fresh: bool = False, say=print) -> list
 
 
 def _name(run: Run, i: int, n: int) -> str:
-    return f"  [{i}/{n}] {run.arm} on {run.dataset}, seed {run.seed}:"
+    return f"  [{i}/{n}] {run.label}:"
 
 
 def _report(played: Played, say) -> Played:
@@ -76,7 +78,7 @@ def _in_child(overrides: tuple[str, ...]) -> tuple[str, str]:
     try:
         plan = config.plan(compose_config(list(overrides)))
     except Exception as exc:  # noqa: BLE001 - reported in one line; the other runs go on
-        return "failed", _one_line(exc)
+        return "failed", one_line(exc)
     return _execute(plan)
 
 
@@ -84,7 +86,7 @@ def _execute(plan) -> tuple[str, str]:
     try:
         outcome = runner.execute(plan, progress=False)
     except Exception as exc:  # noqa: BLE001 - a crash in one run (a numba error, ...) must not stop the others
-        return "failed", _one_line(exc)
+        return "failed", one_line(exc)
     if outcome.status == "failed":
         return "failed", f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})"
     loss = "" if outcome.average_loss is None else f", average {plan.loss[0]} loss {outcome.average_loss:.6g}"
@@ -92,7 +94,8 @@ def _execute(plan) -> tuple[str, str]:
     return outcome.status, f"{outcome.status}{reused}, {outcome.rounds:,} rounds in {outcome.learner_s:.2f} s{loss}"
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An error in one line: an OklError's message as it is, anything else with its type's name."""
     from okl.errors import OklError
 
     text = (str(exc).strip().splitlines() or [""])[0]

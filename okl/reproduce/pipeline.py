@@ -14,7 +14,6 @@ from pathlib import Path
 from okl.data.cache import on_disk
 from okl.data.catalog import SPECS
 from okl.data.sources import data_dir, mirror_root
-from okl.errors import OklError
 from okl.reproduce import execute, figures, metrics, report, sweep
 from okl.reproduce.catalog import Artefact
 from okl.reproduce.metrics import Finished
@@ -51,6 +50,22 @@ class Outcome:
     played: int = 0  # runs played (not reused)
 
 
+def reproduce_all(artefacts: list[Artefact], options: Options, say=print) -> list[Outcome]:
+    """Every artefact in turn, a line before and after each; returns their outcomes."""
+    outcomes = []
+    for i, artefact in enumerate(artefacts, 1):
+        say(f"[{i}/{len(artefacts)}] {artefact.name}: {artefact.paper} {artefact.title}", flush=True)
+        outcome = reproduce(artefact, options, say)
+        say(f"  {outcome.status} in {outcome.seconds:.1f} s{': ' + outcome.note if outcome.note else ''}", flush=True)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def failure_lines(outcomes: list[Outcome]) -> list[str]:
+    """One line per failure, naming its artefact (printed at the end; a non-zero exit status)."""
+    return [f"FAILED {o.artefact.name}: {failure}" for o in outcomes for failure in o.failures]
+
+
 def absent_data(artefact: Artefact, options: Options) -> list[str]:
     """The catalog datasets the artefact reads that are neither cached nor raw on disk (data dir, mirror)."""
     names = sweep.datasets(artefact.name, list(options.overrides))
@@ -63,10 +78,8 @@ def reproduce(artefact: Artefact, options: Options, say=print) -> Outcome:
     outcome = Outcome(artefact)
     try:
         _reproduce(artefact, options, outcome, say)
-    except OklError as exc:
-        outcome.failures.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - one artefact's bug must not stop the others
-        outcome.failures.append(f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}")
+        outcome.failures.append(execute.one_line(exc))
     if outcome.failures and outcome.status != "skipped":
         outcome.status = "failed"
     outcome.seconds = time.perf_counter() - start
@@ -123,14 +136,13 @@ def _play(runs: list[sweep.Run], options: Options, outcome: Outcome, say, what: 
     outcome.played += len(todo)
     for played in execute.play(todo, jobs=options.jobs, fresh=options.fresh):
         if played.failed:
-            run = played.run
-            outcome.failures.append(f"{run.arm} on {run.dataset}, seed {run.seed}: {played.line}")
+            outcome.failures.append(f"{played.run.label}: {played.line}")
 
 
 def _finished(runs: list[sweep.Run]) -> list[Finished]:
     out = []
     for run in runs:
         manifest = run.plan.run_dir().manifest() or {}
-        if manifest.get("status") in ("complete", "timeout") and manifest.get("rounds"):
+        if manifest.get("status") in execute.FINISHED and manifest.get("rounds"):
             out.append(Finished(run))
     return out

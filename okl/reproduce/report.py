@@ -42,12 +42,15 @@ Figures (learner time against t) are written to `{figures}/`.
 TIMING = "timing.json"  # the last `okl-reproduce --all`: its wall time, beside its figures
 
 
+def _paper(value: float | tuple[float, float] | None) -> str:
+    """The paper's number (or mean ± std) as it prints it."""
+    return "—" if value is None else " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
+
+
 def _number(value: float | tuple[float, float] | None, digits: int) -> str:
-    """Ours to ``digits`` significant digits (std to 2); ``digits=0``: as printed (the paper's)."""
+    """Ours to ``digits`` significant digits, the std to 2."""
     if value is None:
         return "—"
-    if digits == 0:
-        return " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
     if isinstance(value, tuple):
         mean, std = value
         same = std <= 1e-9 * abs(mean)  # identical runs (repeats of a deterministic one): no spread to show
@@ -72,7 +75,7 @@ def table(artefact: Artefact, rows: list[Row]) -> str:
             ours = row.summary(name)
             cells.append(_number(ours if ours is None or len(seeds) > 1 else ours[0], digits))
             if name in reported:
-                cells.append(_number(paper.values.get(name) if paper else None, 0))
+                cells.append(_paper(paper.values.get(name) if paper else None))
         cells += [paper.source if paper else ""] if reported else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -41,6 +41,11 @@ class Run:
         return self.plan.run.seed
 
     @property
+    def label(self) -> str:
+        """How progress lines and failures name the run."""
+        return f"{self.arm} on {self.dataset}, seed {self.seed}"
+
+    @property
     def command(self) -> str:
         return "okl-run " + " ".join(self.overrides)
 
