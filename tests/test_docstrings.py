@@ -10,7 +10,12 @@ import pytest
 import okl.learners
 
 MODULES = sorted(
-    {*(m.name for m in pkgutil.walk_packages(okl.learners.__path__, prefix="okl.learners.")), "okl.params"}
+    {
+        *(m.name for m in pkgutil.walk_packages(okl.learners.__path__, prefix="okl.learners.")),
+        "okl.params",
+        "okl.riverlib",
+        "okl.river.estimators",
+    }
 )
 
 

@@ -1,0 +1,98 @@
+"""A river dataset as an okl stream, so that okl's learners and river's models play the same rounds::
+
+    okl-run dataset=river dataset.stream=datasets.TrumpApproval learner=pkawv_taylor
+
+``stream`` is a dotted path under ``river.`` (``datasets.Phishing``, ``datasets.synth.Friedman``), ``params``
+its keyword arguments and ``length`` the rounds to take (default: the dataset's ``n_samples``; required for
+river's endless generators). The samples are read in file order, without preprocessing; a sample's dict
+becomes x_t in the order of the first sample's keys, sorted (:func:`okl.riverlib.vector`, the order
+:class:`okl.river.Regressor` uses too). Regression targets are read as floats; binary labels ``True``/``False``
+(or 1/0) become okl's +1/−1. river's multi-class and multi-output datasets are not offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from okl import riverlib
+from okl.datasets.base import Dataset, register
+from okl.errors import ConfigError, DataError
+from okl.validation import integer_at_least
+
+TASKS = {"Regression": "regression", "Binary classification": "binary"}  # river.base's task names
+
+
+@dataclass(frozen=True)
+class RiverStreamParams:
+    """stream: a river dataset by its dotted path under ``river.``; params: its keyword arguments (None: none); length:
+    rounds to take (None: all of them)."""
+
+    stream: str = "datasets.TrumpApproval"
+    params: dict[str, Any] | None = None
+    length: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.length is not None:
+            integer_at_least("length", self.length, 1)
+        if self.params is not None and not isinstance(self.params, dict):
+            raise ConfigError(f"params must be a mapping of {self.stream}'s arguments, e.g. {{seed: 0}}")
+
+
+@register("river")
+class RiverStream(Dataset):
+    """The rounds of ``river.<stream>(**params)``, held in memory."""
+
+    Params = RiverStreamParams
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        try:
+            source = riverlib.resolve(p.stream, "stream")(**(p.params or {}))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"dataset.params: river.{p.stream} rejects {p.params}: {exc}") from None
+        self._task = TASKS.get(getattr(source, "task", None))
+        if self._task is None:
+            raise ConfigError(
+                f"dataset.stream {p.stream!r} is a {getattr(source, 'task', 'non-dataset')!r} task; okl reads river's "
+                f"regression and binary classification datasets"
+            )
+        length = p.length or getattr(source, "n_samples", None)
+        if length is None:
+            raise ConfigError(f"dataset.stream {p.stream!r} has no end: set dataset.length")
+        try:
+            samples = list(islice(source, length))
+        except Exception as exc:  # noqa: BLE001 (a download that failed, a missing file: say which)
+            raise DataError(f"cannot read river.{p.stream}: {type(exc).__name__}: {exc}") from None
+        if not samples:
+            raise DataError(f"river.{p.stream} gave no samples")
+        self.order = riverlib.feature_order(samples[0][0])
+        self._X = np.array([riverlib.vector(x, self.order) for x, _ in samples]).reshape(len(samples), -1)
+        self._y = np.array([self._label(y) for _, y in samples], dtype=np.float64)
+
+    def _label(self, y: object) -> float:
+        if self._task == "regression":
+            return float(y)  # type: ignore[arg-type]
+        if y in (True, False):
+            return 1.0 if y else -1.0
+        raise DataError(f"river.{self.params.stream} has the label {y!r}; okl reads binary labels True/False or 1/0")
+
+    @property
+    def task(self) -> str:
+        return self._task
+
+    @property
+    def d(self) -> int:
+        return self._X.shape[1]
+
+    @property
+    def n(self) -> int:
+        return len(self._y)
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        yield self._X, self._y

@@ -1,0 +1,117 @@
+"""Any river model as an okl learner, so that river's baselines play okl's datasets and adversaries and land
+in the same results store, with timings and regret::
+
+    okl-run learner=river learner.model=neighbors.KNNRegressor 'learner.params={n_neighbors: 5}' dataset=casp
+
+``model`` is a dotted path under ``river.`` (a regressor for regression datasets, a classifier otherwise) and
+``params`` its keyword arguments. river is an optional extra (``pip install 'okl[river]'``).
+
+Round t gives river the dict ``{0: x_t[0], ..., d-1: x_t[d-1]}`` and reads the prediction ŷ_t as okl scores it:
+
+- regression: ``predict_one``;
+- binary (okl's labels ±1 are river's ``True``/``False``): P(True) − P(False) from ``predict_proba_one``, a score
+  in [−1, 1] whose sign is river's predicted label (a tie, 0, counts as an error); ±1 from ``predict_one`` for a
+  classifier without probabilities;
+- multiclass (labels 0..C−1): the class ``predict_one`` predicts (0 before any label).
+
+river models share no measure of their size: ``model_size`` is 0 and the run's report holds the model's memory
+(``memory_bytes``, river's ``_raw_memory_usage``) instead.
+
+>>> knn = RiverModel(2, model="neighbors.KNNRegressor", params={"n_neighbors": 1})
+>>> knn.learn_one(np.array([0.0, 0.0]), 1.0)
+>>> knn.learn_one(np.array([1.0, 1.0]), 3.0)
+>>> knn.predict_one(np.array([0.9, 0.8]))
+3.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from okl import riverlib
+from okl.errors import ConfigError
+from okl.learners.base import Learner, register
+
+
+@dataclass(frozen=True)
+class RiverParams:
+    """model: a river regressor or classifier by its dotted path under ``river.``; params: its keyword arguments
+    (None: none)."""
+
+    model: str = "linear_model.LinearRegression"
+    params: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        base = riverlib.require().base
+        found = riverlib.resolve(self.model, "model")
+        if not (isinstance(found, type) and issubclass(found, (base.Regressor, base.Classifier))):
+            raise ConfigError(f"model {self.model!r} is not a river regressor or classifier")
+        if self.params is not None and not isinstance(self.params, dict):
+            raise ConfigError(f"params must be a mapping of {self.model}'s arguments, e.g. {{n_neighbors: 5}}")
+
+
+@register("river")
+class RiverModel(Learner):
+    """A river model (``river.<model>(**params)``) played round by round."""
+
+    Params = RiverParams
+    tasks = ("regression", "binary", "multiclass")
+
+    def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        p = self.params
+        try:
+            self.model = riverlib.resolve(p.model, "model")(**(p.params or {}))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"learner.params: river.{p.model} rejects {p.params}: {exc}") from None
+        self._keys = range(self.d)
+        self._task = "regression" if isinstance(self.model, riverlib.require().base.Regressor) else "binary"
+
+    def check_task(self, task: str) -> None:
+        base = riverlib.require().base
+        if task == "regression" and not isinstance(self.model, base.Regressor):
+            raise ConfigError(
+                f"learner.model {self.params.model} is not a regressor: choose one (e.g. linear_model.LinearRegression)"
+            )
+        if task != "regression" and not isinstance(self.model, base.Classifier):
+            raise ConfigError(
+                f"learner.model {self.params.model} is not a classifier, and {task} datasets need one "
+                f"(e.g. linear_model.LogisticRegression)"
+            )
+        if task == "multiclass" and not self.model._multiclass:
+            raise ConfigError(
+                f"learner.model {self.params.model} is binary only: choose a multiclass one "
+                f"(e.g. tree.HoeffdingTreeClassifier)"
+            )
+        self._task = task
+
+    def _x(self, x: np.ndarray) -> dict[int, float]:
+        return dict(zip(self._keys, x.tolist(), strict=True))
+
+    def predict_one(self, x: np.ndarray) -> float:
+        task = self._task
+        if task == "regression":
+            return float(self.model.predict_one(self._x(x)))
+        if task == "multiclass":
+            label = self.model.predict_one(self._x(x))
+            return 0.0 if label is None else float(label)
+        try:
+            proba = self.model.predict_proba_one(self._x(x))
+        except NotImplementedError:
+            return 1.0 if self.model.predict_one(self._x(x)) else -1.0
+        return float(proba.get(True, 0.0) - proba.get(False, 0.0))
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        task = self._task
+        label = float(y) if task == "regression" else (y > 0 if task == "binary" else int(y))
+        self.model.learn_one(self._x(x), label)
+
+    @property
+    def model_size(self) -> int:
+        return 0
+
+    def report(self) -> dict[str, Any]:
+        return {**super().report(), "memory_bytes": int(self.model._raw_memory_usage)}

@@ -1,0 +1,195 @@
+"""The river bridges: okl's learners as river estimators (okl.river), river's models and datasets inside
+okl-run (learner=river, dataset=river), and the one-line error without the extra."""
+
+import sys
+
+import numpy as np
+import pytest
+from river import checks, datasets, evaluate, linear_model, metrics, neighbors, preprocessing
+
+import okl.config as config
+from helpers import only_run
+from okl.errors import ConfigError
+from okl.river import Classifier, Regressor
+
+ESTIMATORS = [
+    Regressor("pkawv_taylor"),
+    Regressor("pkrr_nystrom", sigma=2.0),
+    Classifier("fogd", eta=0.1),
+    Classifier("fogd", eta=0.1, loss="logistic"),
+    Classifier("pkawv_taylor"),
+]
+
+
+@pytest.mark.parametrize("model", ESTIMATORS, ids=repr)
+def test_river_estimator_checks_pass(model):
+    checks.check_estimator(model)
+
+
+def _predictions(model, dataset, metric):
+    steps = evaluate.iter_progressive_val_score(dataset, model, metric, step=1, yield_predictions=True)
+    return np.array([float(step["Prediction"]) for step in steps])
+
+
+def test_progressive_validation_equals_okl_run_on_the_same_stream(okl_run, results_root):
+    """River's progressive validation (predict, then learn, sample by sample) is okl's online protocol: the same
+    learner gives the same predictions as okl-run on the river dataset, per round and in blocks."""
+    friedman = datasets.synth.Friedman(seed=1).take(600)
+    river_side = _predictions(Regressor("pkawv_taylor", M=3, sigma=0.8, lam=0.1), friedman, metrics.MSE())
+    stream = [
+        "dataset=river",
+        "dataset.stream=datasets.synth.Friedman",
+        "dataset.params={seed: 1}",
+        "dataset.length=600",
+    ]
+    for block in (1, 256):
+        code, _, err = okl_run(*stream, "learner=pkawv_taylor", "M=3", "sigma=0.8", "lam=0.1", f"block={block}")
+        assert code == 0, err
+        y_hat = only_run(results_root, learner="pkawv_taylor", dataset="river").rounds()["y_hat"].to_numpy()
+        np.testing.assert_allclose(y_hat, river_side, rtol=1e-9, atol=1e-9)
+        assert np.abs(river_side).max() > 1  # it learned something: the predictions are not all 0
+        results_root.joinpath("learner=pkawv_taylor").rename(results_root / f"block{block}")
+
+
+def test_classifier_labels_equal_the_sign_of_okl_runs_scores(okl_run, results_root):
+    river_side = _predictions(
+        Classifier("fogd", eta=0.2, D=50, sigma=1.0, seed=3), datasets.Phishing(), metrics.Accuracy()
+    )
+    code, _, err = okl_run(
+        "dataset=river", "dataset.stream=datasets.Phishing", "learner=fogd", "learner.D=50", "learner.eta=0.2", "seed=3"
+    )
+    assert code == 0, err
+    y_hat = only_run(results_root, learner="fogd").rounds()["y_hat"].to_numpy()
+    np.testing.assert_array_equal(river_side, y_hat > 0)
+    assert 0.2 < river_side.mean() < 0.8
+
+
+def test_estimators_compose_in_pipelines_and_learn():
+    model = preprocessing.StandardScaler() | Regressor("pkawv_taylor", M=2, sigma=2.0)
+    scaled = evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE()).get()
+    constant = evaluate.progressive_val_score(
+        datasets.TrumpApproval(), Regressor("pkawv_taylor", lam=1e9), metrics.MAE()
+    ).get()
+    assert scaled < constant / 5
+
+
+def test_feature_order_is_given_or_the_first_samples_sorted_keys():
+    given = Regressor("pkawv_taylor", features=["b", "a"])
+    given.learn_one({"a": 1.0, "b": 2.0}, 1.0)
+    assert given._order == ("b", "a")
+    found = Regressor("pkawv_taylor")
+    found.learn_one({"b": 2.0, "a": 1.0, "c": 3.0}, 1.0)
+    assert found._order == ("a", "b", "c")
+    found.learn_one({"a": 1.0, "z": 9.0}, 1.0)  # absent features are 0, new ones ignored
+    assert found._okl.d == 3
+
+
+def test_classifier_probabilities_follow_the_learners_loss():
+    x = {"u": 0.3}
+    square = Classifier("pkawv_taylor", lam=0.1)
+    logistic = Classifier("fogd", eta=0.5, loss="logistic")
+    for model in (square, logistic):
+        for _ in range(20):
+            model.learn_one(x, True)
+    f_square, f_logistic = square._score(x), logistic._score(x)
+    assert square.predict_proba_one(x)[True] == pytest.approx(min(1.0, (1 + f_square) / 2))
+    assert logistic.predict_proba_one(x)[True] == pytest.approx(1 / (1 + np.exp(-f_logistic)))
+    with pytest.raises(NotImplementedError, match="hinge"):
+        Classifier("fogd", eta=0.5, loss="hinge").predict_proba_one(x)
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Regressor("nope"), "unknown learner 'nope'"),
+        (lambda: Regressor("pkawv_taylor", M=0), "M must be an integer >= 1"),
+        (lambda: Regressor("pkawv_taylor", colour=1), "unknown key learner.colour"),
+        (lambda: Classifier("polk"), None),
+        (lambda: Regressor("kors_batch"), "before round 1"),
+    ],
+)
+def test_bad_estimators_fail_at_construction_with_one_line(make, match):
+    if match is None:  # polk learns regression, binary and multiclass: it builds
+        make()
+        return
+    with pytest.raises(ConfigError, match=match) as info:
+        make()
+    assert "\n" not in str(info.value)
+
+
+def test_classifier_refuses_labels_that_are_not_binary():
+    with pytest.raises(ValueError, match="True/False"):
+        Classifier("fogd", eta=0.1).learn_one({"a": 1.0}, -1)
+
+
+def test_river_model_inside_okl_run_is_the_river_model_on_the_same_stream(okl_run, results_root, composed, mirror):
+    overrides = [
+        "dataset=casp",
+        "learner=river",
+        "learner.model=neighbors.KNNRegressor",
+        "learner.params={n_neighbors: 3}",
+        "n=400",
+    ]
+    code, out, err = okl_run(*overrides)
+    assert code == 0, err
+    run = only_run(results_root, learner="river", dataset="casp")
+    plan = config.plan(composed(*overrides))
+    X, y = next(plan.stream(400))
+    knn = neighbors.KNNRegressor(n_neighbors=3)
+    expected = []
+    for x_t, y_t in zip(X, y, strict=True):
+        expected.append(knn.predict_one(dict(enumerate(x_t))))
+        knn.learn_one(dict(enumerate(x_t)), y_t)
+    np.testing.assert_allclose(run.rounds()["y_hat"], expected, rtol=1e-12)
+    manifest = run.manifest()
+    assert manifest["report"]["memory_bytes"] > 0 and manifest["learner_s"] > 0
+
+
+def test_river_classifier_scores_binary_streams(composed):
+    plan = config.plan(
+        composed(
+            "dataset=synthetic",
+            "dataset.task=binary",
+            "dataset.d=2",
+            "learner=river",
+            "learner.model=linear_model.LogisticRegression",
+            "n=50",
+        )
+    )
+    X, y = next(plan.stream(50))
+    reference = linear_model.LogisticRegression()
+    for x_t, y_t in zip(X, y, strict=True):
+        proba = reference.predict_proba_one(dict(enumerate(x_t)))
+        assert plan.learner.predict_one(x_t) == pytest.approx(proba[True] - proba[False])
+        plan.learner.learn_one(x_t, y_t)
+        reference.learn_one(dict(enumerate(x_t)), y_t > 0)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["learner.model=neighbors.KNN"], "river.neighbors has no 'KNN'; it has: KNNClassifier, KNNRegressor"),
+        (["learner.model=nope.KNN"], "river has no module 'nope'"),
+        (["learner.model=KNN"], "not a dotted path under river."),
+        (["learner.model=preprocessing.StandardScaler"], "not a river regressor or classifier"),
+        (["learner.params={k: 5}"], "learner.params: river.linear_model.LinearRegression rejects {'k': 5}"),
+        (["dataset.task=binary"], "learner.model linear_model.LinearRegression is not a classifier"),
+        (["dataset=river", "dataset.stream=datasets.ImageSegments"], "'Multi-class classification' task"),
+        (["dataset=river", "dataset.stream=datasets.synth.Friedman"], "has no end: set dataset.length"),
+    ],
+)
+def test_river_config_errors_are_one_line(composed, overrides, message):
+    with pytest.raises(ConfigError, match=None) as info:
+        config.plan(composed("learner=river", "n=10", *overrides))
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_without_river_the_error_says_how_to_install_it(okl_run, monkeypatch):
+    for name in [m for m in sys.modules if m == "river" or m.startswith("river.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "river", None)  # import river raises ImportError
+    code, _, err = okl_run("learner=river", "n=10")
+    assert code == 2
+    assert err.strip().endswith("river is not installed: pip install 'okl[river]' (or pip install 'river>=0.26,<0.27')")
+    code, _, err = okl_run("dataset=river", "n=10")
+    assert code == 2 and "pip install 'okl[river]'" in err
