@@ -1,23 +1,32 @@
-"""Read runs back: the rounds of many runs as one DataFrame, and their manifests.
+"""Read runs back, at sweep scale: one row per run from the manifests, summaries over seeds, and rounds read
+with column and row push-down.
 
 >>> from okl import results
->>> rounds = results.load(learner="pkawv_taylor", dataset="synthetic")   # one row per round
->>> runs = results.runs()                                                 # one row per run
+>>> runs = results.runs()                                   # one row per run (no round is read)
+>>> table = results.summary()                               # mean ± std over seeds, per learner × dataset × setting
+>>> rounds = results.load(learner="fogd", columns=["t", "loss"], where=results.field("t") > 1000)
 
-Partition keys (``learner``, ``dataset``, ``seed``, ``run``) come from the hive-style directory
-names, so they are columns of the result without being stored in the files.
+Partition keys (``learner``, ``dataset``, ``seed``, ``run``) come from the hive-style directory names, so they
+are columns of the result without being stored in the files. A run's settings are columns named after their
+config keys (``learner.sigma``, ``dataset.preset``): the run's identity, what its run id hashes.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.dataset as ds
 
 from okl.errors import ConfigError
-from okl.store import PARTITION, RunDir, find
+from okl.store import FINISHED, PARTITION, RunDir, find
+
+field = ds.field  # row filters for load(where=...): field("t") > 1000, field("loss") < 1
+GROUPS = ("learner", "dataset")  # the identity's groups, whose keys become the columns <group>.<key>
+METRICS = ("average_loss", "learner_s")  # what summary() averages by default
 
 
 def default_root() -> Path:
@@ -33,6 +42,21 @@ def _run_dirs(root: Path, **keys: object) -> list[RunDir]:
     return find(root, **keys)
 
 
+def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -> list[tuple[RunDir, dict]]:
+    """The run directories matching ``keys`` with their manifests (each read once), keeping the runs whose
+    status is ``status`` (or one of them) when given."""
+    wanted = (status,) if isinstance(status, str) else status
+    found = []
+    for run_dir in _run_dirs(root, **keys):
+        manifest = run_dir.manifest()
+        if manifest is None:
+            continue
+        manifest["status"] = run_dir.status(manifest)  # "stopped": its process is gone; re-running resumes it
+        if wanted is None or manifest["status"] in wanted:
+            found.append((run_dir, manifest))
+    return found
+
+
 def load(
     root: str | Path | None = None,
     *,
@@ -40,19 +64,20 @@ def load(
     dataset: str | None = None,
     seed: int | None = None,
     run: str | None = None,
-    status: str | None = None,
+    status: str | Sequence[str] | None = None,
     columns: list[str] | None = None,
+    where: ds.Expression | None = None,
 ) -> pd.DataFrame:
     """Rounds of the runs under ``root`` matching the filters, with the partition keys as columns.
 
-    ``status`` keeps runs whose manifest has that status (e.g. ``"complete"``).
+    ``status`` keeps runs whose manifest has that status (or one of those, e.g. ``results.FINISHED``);
+    ``columns`` reads only those columns and ``where`` only the rows it accepts (a pyarrow expression on the
+    columns, pushed down to the Parquet reader: ``field("t") > 1000``).
     """
     root = Path(root) if root is not None else default_root()
     files = []
-    for run_dir in _run_dirs(root, learner=learner, dataset=dataset, seed=seed, run=run):
-        if status is not None and run_dir.status() != status:
-            continue
-        files.extend(run_dir.parts())
+    for run_dir, manifest in _manifests(root, status, learner=learner, dataset=dataset, seed=seed, run=run):
+        files.extend(run_dir.parts(manifest))
     if not files:
         return pd.DataFrame(columns=[*PARTITION.names, *(columns or [])])
     data = ds.dataset(
@@ -62,21 +87,86 @@ def load(
         partition_base_dir=str(root),
     )
     wanted = None if columns is None else [*PARTITION.names, *columns]
-    return data.to_table(columns=wanted).to_pandas()
+    return data.to_table(columns=wanted, filter=where).to_pandas()
 
 
-def runs(root: str | Path | None = None, **filters) -> pd.DataFrame:
-    """One row per run: partition keys, status, rounds, average loss, timings and the config. A run whose
-    manifest says ``running`` but whose process is gone (SIGKILL, out of memory) is listed as ``stopped``."""
+def runs(root: str | Path | None = None, *, status: str | Sequence[str] | None = None, **filters) -> pd.DataFrame:
+    """One row per run, from its manifest alone: partition keys, status, rounds, ``average_loss``, timings
+    (``learner_s``, ``wall_s``, ``us_per_round``), ``peak_rss_mb``, ``model_size``, the run's settings as
+    ``learner.<key>`` and ``dataset.<key>`` columns, and the rest of the manifest. A run whose manifest says
+    ``running`` but whose process is gone (SIGKILL, out of memory) is listed as ``stopped``."""
     root = Path(root) if root is not None else default_root()
-    rows = []
-    for run_dir in _run_dirs(root, **filters):
-        manifest = run_dir.manifest()
-        if manifest is None:
-            continue
-        manifest["status"] = run_dir.status()  # "stopped": its process is gone; re-running the command resumes it
-        rows.append({**manifest, "path": str(run_dir.path)})
+    rows = [_row(run_dir, manifest) for run_dir, manifest in _manifests(root, status, **filters)]
     return pd.DataFrame(rows)
+
+
+def _row(run_dir: RunDir, manifest: dict) -> dict:
+    rounds, learner_s = manifest.get("rounds") or 0, manifest.get("learner_s")
+    derived = {
+        "path": str(run_dir.path),
+        "us_per_round": 1e6 * learner_s / rounds if rounds and learner_s is not None else None,
+        "peak_rss_mb": manifest["peak_rss_bytes"] / 2**20 if manifest.get("peak_rss_bytes") else None,
+        "model_size": (manifest.get("report") or {}).get("model_size"),
+    }
+    return {**manifest, **derived, **_settings(manifest)}
+
+
+def _settings(manifest: dict) -> dict[str, object]:
+    """The run's identity as columns ``<group>.<key>`` (lists and mappings as JSON text, so they can be grouped);
+    runs written before the manifest held its identity give their resolved config."""
+    identity = manifest.get("identity") or manifest.get("config") or {}
+    return {
+        f"{group}.{key}": json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+        for group in GROUPS
+        for key, value in (identity.get(group) or {}).items()
+        if key != "name"
+    }
+
+
+def varying(table: pd.DataFrame) -> list[str]:
+    """The settings that tell apart the runs of a sweep beyond their seeds: a ``dataset.*`` setting that takes
+    more than one value among the runs on one dataset, a ``learner.*`` one among the runs of one learner on one
+    dataset, and ``planned_rounds`` (seeds and the settings named ``*.seed`` aside)."""
+    if table.empty:
+        return []
+    found = []
+    for group, within in (("dataset", ["dataset"]), ("learner", list(GROUPS))):
+        columns = [c for c in table.columns if c.startswith(f"{group}.") and not c.endswith(".seed")]
+        counts = table.groupby(within, dropna=False)[columns].nunique()
+        found += [c for c in columns if (counts[c] > 1).any()]
+    counts = table.groupby(list(GROUPS), dropna=False)["planned_rounds"].nunique()
+    return found + (["planned_rounds"] if (counts > 1).any() else [])
+
+
+def summary(
+    root: str | Path | None = None,
+    *,
+    by: Sequence[str] | None = None,
+    metrics: Sequence[str] = METRICS,
+    status: str | Sequence[str] | None = FINISHED,
+    **filters,
+) -> pd.DataFrame:
+    """Mean and standard deviation of ``metrics`` over the runs of each group, from the manifests alone.
+
+    ``by`` names the grouping columns of :func:`runs` (default: learner, dataset and the :func:`varying`
+    settings, so that the runs of a group differ by their seed only). Columns: the groups, ``runs``, ``seeds``
+    and, for each metric m, ``m`` (mean) and ``m_std`` (sample standard deviation; NaN for one run). Only
+    finished runs (complete, or stopped at their time budget) count, unless ``status`` says otherwise.
+    """
+    table = runs(root, status=status, **filters)
+    by = list(by) if by is not None else [*GROUPS, *varying(table)]
+    missing = [c for c in [*by, *metrics] if c not in table.columns] if not table.empty else []
+    if missing:
+        known = ", ".join(sorted(c for c in table.columns if not isinstance(table[c].iloc[0], (dict, list))))
+        raise ConfigError(f"no column {missing[0]!r} in the runs; choose among: {known}")
+    if table.empty:
+        return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
+    grouped = table.groupby(by, dropna=False, sort=True)
+    out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
+    for metric in metrics:
+        values = grouped[metric]
+        out[metric], out[f"{metric}_std"] = values.mean(), values.std()
+    return out.reset_index()
 
 
 def heldout(root: str | Path | None = None, **filters) -> pd.DataFrame | None:

@@ -23,7 +23,8 @@ def reproduce(capsys, *argv):
 
 
 def test_every_preset_is_an_artefact_and_every_artefact_a_preset():
-    assert sorted(catalog.ORDER + catalog.BENCH) == sorted(p.stem for p in CONF.glob("*.yaml"))
+    presets = [p.stem for p in CONF.glob("*.yaml") if not p.stem.startswith("tune_")]  # tuning studies (README)
+    assert sorted(catalog.ORDER + catalog.BENCH) == sorted(presets)
 
 
 @pytest.mark.parametrize("name", catalog.ORDER + catalog.BENCH)

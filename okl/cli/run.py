@@ -13,6 +13,7 @@ saving the rounds already played.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -46,7 +47,9 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _task(cfg) -> str:
+def _task(cfg) -> float:
+    """Play the run; return its average loss, which a sweeper that minimises (Optuna's) reads as the objective
+    (+inf for a run that failed, such as a step size that diverged, so that the study goes on)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
@@ -58,6 +61,9 @@ def _task(cfg) -> str:
         plan = config.plan(cfg)
         outcome = runner.execute(plan, progress=plan.run.progress and not multirun)
         print(outcome.summary(plan), flush=True)
+        if outcome.status == "failed" and multirun and _minimising():
+            print(f"{PROG}: {outcome.error}: the trial counts as +inf", file=sys.stderr)
+            return math.inf  # a run that failed (diverged) is the worst trial; the study goes on
         if outcome.status == "failed":
             raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
     except OklError as exc:
@@ -66,7 +72,14 @@ def _task(cfg) -> str:
         _fail(str(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
     if outcome.status == "interrupted" or outcome.unfinished:
         raise Interrupted(outcome.signum)
-    return outcome.status
+    return outcome.average_loss
+
+
+def _minimising() -> bool:
+    """The sweep is an Optuna study (``hydra/sweeper=optuna``), which minimises the runs' losses."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return "optuna" in str(HydraConfig.get().sweeper.get("_target_", ""))
 
 
 def describe(exc: BaseException) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from okl import runner
 from okl.reproduce.sweep import Run, compose_config
+from okl.store import FINISHED
 
-FINISHED = ("complete", "timeout")  # a run with one of these statuses is drawn; any other is a failure
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from okl.data.sources import data_dir, mirror_root
 from okl.reproduce import execute, figures, metrics, report, sweep
 from okl.reproduce.catalog import Artefact
 from okl.reproduce.metrics import Finished
+from okl.store import FINISHED
 
 SMOKE_ROUNDS = 200  # --smoke: rounds per run (the whole path in about a minute)
 
@@ -143,6 +144,6 @@ def _finished(runs: list[sweep.Run]) -> list[Finished]:
     out = []
     for run in runs:
         manifest = run.plan.run_dir().manifest() or {}
-        if manifest.get("status") in execute.FINISHED and manifest.get("rounds"):
+        if manifest.get("status") in FINISHED and manifest.get("rounds"):
             out.append(Finished(run))
     return out

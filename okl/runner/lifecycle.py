@@ -202,6 +202,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 "planned_rounds": plan.rounds,
                 "block": plan.run.block,
                 "config": plan.config,
+                "identity": plan.identity,
                 **attempt,
                 **({"started_over": started_over} if started_over else {}),
             }

@@ -42,6 +42,7 @@ LOCK = ".lock"
 ROUNDS = "rounds"
 TEST = "test.parquet"
 SNAPSHOTS = "snapshots"
+FINISHED = ("complete", "timeout")  # a run with one of these statuses has its rounds: it is read and summarised
 PARTITION = pa.schema([("learner", pa.string()), ("dataset", pa.string()), ("seed", pa.int64()), ("run", pa.string())])
 
 
@@ -89,9 +90,10 @@ class RunDir:
         self.write_manifest(manifest)
         return manifest
 
-    def status(self) -> str | None:
-        """The manifest's status, ``stopped`` for a run marked running whose process is gone."""
-        status = (self.manifest() or {}).get("status")
+    def status(self, manifest: dict[str, Any] | None = None) -> str | None:
+        """The manifest's status (of ``manifest`` when the caller has read it), ``stopped`` for a run marked
+        running whose process is gone."""
+        status = (manifest or self.manifest() or {}).get("status")
         if status == "running" and not process_alive(self.lock_owner()):
             return "stopped"
         return status
@@ -100,9 +102,9 @@ class RunDir:
     def part_path(self, index: int) -> Path:
         return self.path / ROUNDS / f"part-{index:05d}.parquet"
 
-    def parts(self) -> list[Path]:
-        """The closed parts the manifest lists, in round order."""
-        return [self.path / p for p in (self.manifest() or {}).get("parts", [])]
+    def parts(self, manifest: dict[str, Any] | None = None) -> list[Path]:
+        """The closed parts the manifest (``manifest`` when the caller has read it) lists, in round order."""
+        return [self.path / p for p in (manifest or self.manifest() or {}).get("parts", [])]
 
     def rounds(self, columns: list[str] | None = None) -> pa.Table:
         """The rounds written so far (the parts the manifest lists)."""

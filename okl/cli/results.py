@@ -1,0 +1,95 @@
+"""``okl-results``: compare the runs of a results root in one table (learner × dataset, mean ± std over seeds,
+learner time), read from the runs' manifests only.
+
+Examples::
+
+    okl-results                                   # every finished run under $OKL_RESULTS (default results/)
+    okl-results --dataset casp --by learner dataset learner.lam
+    okl-results --metric wall_s --root /scratch/results
+
+Each row is a learner (and each setting that differs between its runs beyond the seed, such as a swept
+``learner.lam``); each column a dataset; each cell the metric's mean ± standard deviation over the row's runs,
+the mean learner time, and the number of seeds when there are several. Exit status 2 on bad arguments or
+when no finished run matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+PROG = "okl-results"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
+    parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")
+    parser.add_argument("--learner", help="only this learner")
+    parser.add_argument("--dataset", help="only this dataset")
+    parser.add_argument("--by", nargs="+", metavar="KEY", help="group by these columns of okl.results.runs()")
+    parser.add_argument("--metric", default="average_loss", help="the column summarised (default: average_loss)")
+    parser.add_argument("--all", action="store_true", help="count every run, not only the finished ones")
+    args = parser.parse_args(argv)
+
+    from okl import results
+    from okl.errors import OklError
+
+    try:
+        table = results.summary(
+            args.root,
+            by=args.by,
+            metrics=list(dict.fromkeys([args.metric, "learner_s"])),
+            status=None if args.all else results.FINISHED,
+            learner=args.learner,
+            dataset=args.dataset,
+        )
+        if table.empty:
+            where = args.root or results.default_root()
+            raise OklError(f"no finished run under {str(where)!r} matches; run okl-run first, or pass --all")
+    except OklError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(markdown(table, args.metric))
+
+
+def markdown(table: pd.DataFrame, metric: str) -> str:
+    """The summary as a Markdown table: a row per learner and learner setting, a column per dataset and
+    dataset setting (its length, its rounds)."""
+    groups = list(table.columns[: table.columns.get_loc("runs")])  # summary() puts its groups first
+    columns = [c for c in groups if c == "dataset" or c.startswith("dataset.") or c == "planned_rounds"]
+    rows = [c for c in groups if c not in columns]
+    cells = table.assign(cell=[_cell(r, metric) for r in table.to_dict("records")])
+    cells[rows] = cells[rows].map(_text)
+    cells["column"] = [_column(r, columns) for r in cells.to_dict("records")] if columns else metric
+    wide = cells.pivot(index=rows, columns="column", values="cell").reset_index().fillna("—")
+    header = [str(c) for c in wide.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(str, record)) + " |" for record in wide.itertuples(index=False)]
+    return f"{metric}: mean ± std over seeds · learner time (seeds)\n\n" + "\n".join(lines)
+
+
+def _column(row: dict, columns: list[str]) -> str:
+    """A dataset's column: its name, and its settings that vary, as ``casp [length=5000, rounds=1000]``."""
+    settings = [f"{c.removeprefix('dataset.').replace('planned_', '')}={_text(row[c])}" for c in columns[1:]]
+    settings = [s for s in settings if not s.endswith("=—")]
+    return row.get("dataset", "") + (f" [{', '.join(settings)}]" if settings else "")
+
+
+def _cell(row: dict, metric: str) -> str:
+    mean, std = row[metric], row[f"{metric}_std"]
+    text = f"{mean:.4g}" + ("" if std is None or math.isnan(std) else f" ± {std:.2g}")
+    text += f" · {row['learner_s']:.3g} s"
+    return text + (f" ({row['seeds']})" if row["seeds"] > 1 else "")
+
+
+def _text(value: object) -> str:
+    """A setting as a cell: — when the run has no such setting, integers without their .0."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.6g}"
+    return str(value)

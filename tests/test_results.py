@@ -1,0 +1,114 @@
+"""Results at sweep scale: one row per run from the manifests alone, summaries over seeds grouped by the
+settings a sweep varies, rounds read with column and row push-down, and the okl-results table."""
+
+import numpy as np
+import pyarrow.dataset
+import pyarrow.parquet
+import pytest
+
+from conftest import call
+from okl import results
+from okl.cli import results as results_cli
+from okl.store import RunDir
+
+SWEEP = ("-m", "learner=pkrr_taylor,fogd", "lam=1,0.1", "seed=0,1,2", "n=300")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """12 runs: pkrr_taylor at two λ and fogd (whose lam does not follow the top-level one) at three seeds."""
+    root = tmp_path_factory.mktemp("sweep")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("OKL_RESULTS", str(root))
+    monkeypatch.setattr("sys.argv", ["okl-run", *SWEEP])
+    from okl.cli import run
+
+    try:
+        run.main()
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    finally:
+        monkeypatch.undo()
+    return root
+
+
+def test_runs_have_a_row_per_run_with_its_settings_and_timings(sweep):
+    table = results.runs(sweep)
+    assert len(table) == 9  # fogd's three seeds are the same runs for both λ
+    assert set(table.loc[table.learner == "pkrr_taylor", "learner.lam"]) == {1.0, 0.1}
+    np.testing.assert_allclose(table.us_per_round, 1e6 * table.learner_s / table.rounds)
+    assert (table.peak_rss_mb > 10).all() and (table.model_size > 0).all()
+
+
+def test_summary_is_the_mean_and_std_over_seeds_of_each_setting(sweep):
+    table = results.runs(sweep)
+    summary = results.summary(sweep)
+    assert list(summary.columns[:3]) == ["learner", "dataset", "learner.lam"]  # the seeds' keys are not groups
+    assert len(summary) == 3 and (summary.seeds == 3).all()
+    for row in summary.to_dict("records"):
+        same = table[(table.learner == row["learner"]) & (table["learner.lam"] == row["learner.lam"])]
+        assert row["average_loss"] == pytest.approx(same.average_loss.mean())
+        assert row["average_loss_std"] == pytest.approx(np.std(same.average_loss, ddof=1))
+        assert row["learner_s"] == pytest.approx(same.learner_s.mean())
+    by_learner = results.summary(sweep, by=["learner"], metrics=["wall_s"])
+    assert list(by_learner.columns) == ["learner", "runs", "seeds", "wall_s", "wall_s_std"]
+    assert by_learner.set_index("learner").runs.to_dict() == {"fogd": 3, "pkrr_taylor": 6}
+
+
+def test_summaries_read_no_rounds(sweep, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a round file was read")
+
+    monkeypatch.setattr(pyarrow.parquet, "read_table", refuse)
+    monkeypatch.setattr(pyarrow.dataset, "dataset", refuse)
+    assert len(results.summary(sweep)) == 3
+
+
+def test_each_manifest_is_read_once(sweep, monkeypatch):
+    reads = []
+    manifest = RunDir.manifest
+    monkeypatch.setattr(RunDir, "manifest", lambda self: reads.append(self.path) or manifest(self))
+    results.load(sweep, status="complete", columns=["t"])
+    assert len(reads) == len(set(reads)) == 9
+
+
+def test_load_pushes_columns_and_row_filters_down(sweep):
+    everything = results.load(sweep, learner="fogd")
+    late = results.load(sweep, learner="fogd", columns=["t", "loss"], where=results.field("t") > 250)
+    assert list(late.columns) == ["learner", "dataset", "seed", "run", "t", "loss"]
+    assert len(late) == 3 * 50 and (late.t > 250).all()
+    expected = everything[everything.t > 250].sort_values(["seed", "t"]).loss.to_numpy()
+    np.testing.assert_array_equal(late.sort_values(["seed", "t"]).loss.to_numpy(), expected)
+
+
+def test_okl_results_prints_the_comparison_table(sweep, capsys, monkeypatch):
+    monkeypatch.setenv("OKL_RESULTS", str(sweep))
+    code, out, _ = call(lambda: results_cli.main([]), capsys)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[2] == "| learner | learner.lam | synthetic |"
+    summary = results.summary(sweep)
+    for row in summary.to_dict("records"):
+        mean, std = row["average_loss"], row["average_loss_std"]
+        cell = f"{mean:.4g} ± {std:.2g} · {row['learner_s']:.3g} s (3)"
+        lam = f"{row['learner.lam']:g}"
+        assert f"| {row['learner']} | {lam} | {cell} |" in lines
+    code, out, _ = call(lambda: results_cli.main(["--by", "learner", "dataset", "--learner", "fogd"]), capsys)
+    (fogd,) = results.summary(sweep, learner="fogd").to_dict("records")
+    cell = f"{fogd['average_loss']:.4g} ± {fogd['average_loss_std']:.2g} · {fogd['learner_s']:.3g} s (3)"
+    assert code == 0 and out.strip().splitlines()[2:] == ["| learner | synthetic |", "|---|---|", f"| fogd | {cell} |"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--by", "colour"], "no column 'colour' in the runs; choose among: "),
+        (["--learner", "nope"], "no finished run under"),
+        (["--root", "/nonexistent/okl"], "no results root at '/nonexistent/okl'"),
+    ],
+)
+def test_okl_results_errors_are_one_line(sweep, capsys, monkeypatch, argv, message):
+    monkeypatch.setenv("OKL_RESULTS", str(sweep))
+    code, out, err = call(lambda: results_cli.main(argv), capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"okl-results: error: {message}") and err.count("\n") == 1
