@@ -53,7 +53,15 @@ ORDER = (  # the order of --list, --all and REPRODUCTION.md: paper by paper, as 
     "polk_fig5_mnist",
 )
 
-BENCH = ("bench_synthetic", "bench_multikernel", "bench_casp", "bench_cod_rna", "bench_polk")  # okl-bench
+BENCH = (  # okl-bench
+    "bench_synthetic",
+    "bench_multikernel",
+    "bench_casp",
+    "bench_cod_rna",
+    "bench_polk",
+    "bench_river_casp",
+    "bench_river_binary",
+)
 
 
 @dataclass(frozen=True)
