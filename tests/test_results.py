@@ -5,8 +5,8 @@ import numpy as np
 import pyarrow.dataset
 import pyarrow.parquet
 import pytest
-
 from conftest import call
+
 from okl import results
 from okl.cli import results as results_cli
 from okl.store import RunDir
@@ -97,6 +97,14 @@ def test_okl_results_prints_the_comparison_table(sweep, capsys, monkeypatch):
     (fogd,) = results.summary(sweep, learner="fogd").to_dict("records")
     cell = f"{fogd['average_loss']:.4g} ± {fogd['average_loss_std']:.2g} · {fogd['learner_s']:.3g} s (3)"
     assert code == 0 and out.strip().splitlines()[2:] == ["| learner | synthetic |", "|---|---|", f"| fogd | {cell} |"]
+
+
+def test_okl_results_summarises_another_metric_for_one_dataset(sweep, capsys, monkeypatch):
+    monkeypatch.setenv("OKL_RESULTS", str(sweep))
+    code, out, _ = call(lambda: results_cli.main(["--metric", "wall_s", "--dataset", "synthetic"]), capsys)
+    assert code == 0 and out.startswith("wall_s: mean ± std over seeds")
+    (fogd,) = results.summary(sweep, learner="fogd", metrics=["wall_s", "learner_s"]).to_dict("records")
+    assert f"| fogd | 0 | {fogd['wall_s']:.4g} ± {fogd['wall_s_std']:.2g} · {fogd['learner_s']:.3g} s (3) |" in out
 
 
 @pytest.mark.parametrize(

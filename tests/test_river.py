@@ -34,7 +34,7 @@ def _predictions(model, dataset, metric):
 def test_progressive_validation_equals_okl_run_on_the_same_stream(okl_run, results_root):
     """River's progressive validation (predict, then learn, sample by sample) is okl's online protocol: the same
     learner gives the same predictions as okl-run on the river dataset, per round and in blocks."""
-    friedman = datasets.synth.Friedman(seed=1).take(600)
+    friedman = list(datasets.synth.Friedman(seed=1).take(600))
     river_side = _predictions(Regressor("pkawv_taylor", M=3, sigma=0.8, lam=0.1), friedman, metrics.MSE())
     stream = [
         "dataset=river",
@@ -48,6 +48,11 @@ def test_progressive_validation_equals_okl_run_on_the_same_stream(okl_run, resul
         y_hat = only_run(results_root, learner="pkawv_taylor", dataset="river").rounds()["y_hat"].to_numpy()
         np.testing.assert_allclose(y_hat, river_side, rtol=1e-9, atol=1e-9)
         assert np.abs(river_side).max() > 1  # it learned something: the predictions are not all 0
+        mse = evaluate.progressive_val_score(
+            friedman, Regressor("pkawv_taylor", M=3, sigma=0.8, lam=0.1), metrics.MSE()
+        )
+        run = only_run(results_root, learner="pkawv_taylor", dataset="river").manifest()
+        assert run["average_loss"] == pytest.approx(mse.get(), rel=1e-9)  # river's metric is okl's average loss
         results_root.joinpath("learner=pkawv_taylor").rename(results_root / f"block{block}")
 
 
@@ -193,3 +198,30 @@ def test_without_river_the_error_says_how_to_install_it(okl_run, monkeypatch):
     assert err.strip().endswith("river is not installed: pip install 'okl[river]' (or pip install 'river>=0.26,<0.27')")
     code, _, err = okl_run("dataset=river", "n=10")
     assert code == 2 and "pip install 'okl[river]'" in err
+
+
+def test_the_bench_presets_play_okl_and_river_on_the_same_streams(okl_run, results_root, mirror):
+    from okl import results
+
+    for preset in ("bench_river_casp", "bench_river_binary"):
+        code, _, err = okl_run("-m", f"experiment={preset}", "n=60", "progress=false")
+        assert code == 0, err
+    runs = results.runs(results_root)
+    assert len(runs) == 5 + 2 * 6 and (runs.status == "complete").all()
+    river = runs[runs.learner == "river"].groupby("dataset")["learner.model"].apply(set).to_dict()
+    assert river == {
+        "casp": {"neighbors.KNNRegressor", "tree.HoeffdingTreeRegressor", "linear_model.LinearRegression"},
+        "cod_rna": {"neighbors.KNNClassifier", "tree.HoeffdingTreeClassifier", "linear_model.LogisticRegression"},
+        "ijcnn1": {"neighbors.KNNClassifier", "tree.HoeffdingTreeClassifier", "linear_model.LogisticRegression"},
+    }
+    for dataset, rounds in results.load(results_root, columns=["t", "y"]).groupby("dataset"):
+        ys = rounds.pivot(index="t", columns="run", values="y")  # every learner saw the same labels
+        assert (ys.nunique(axis=1) == 1).all(), dataset
+
+
+def test_the_core_does_not_import_the_extras():
+    import subprocess
+
+    code = "import sys, okl.config, okl.results, okl.cli.run; print(sorted({'river', 'optuna'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

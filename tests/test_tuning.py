@@ -45,8 +45,16 @@ def test_the_readmes_study_minimises_the_runs_average_loss_and_reuses_them(okl_r
 
 def test_a_study_kept_in_a_database_goes_on_where_it_stopped(okl_run, results_root, tmp_path):
     storage = f"hydra.sweeper.storage=sqlite:///{tmp_path / 'study.db'}"
-    argv = ("-m", "hydra/sweeper=optuna", storage, "hydra.sweeper.study_name=s", "hydra.sweeper.n_trials=2",
-            "hydra.sweeper.sampler.seed=0", "sigma=interval(0.5,4)", "n=300")
+    argv = (
+        "-m",
+        "hydra/sweeper=optuna",
+        storage,
+        "hydra.sweeper.study_name=s",
+        "hydra.sweeper.n_trials=2",
+        "hydra.sweeper.sampler.seed=0",
+        "sigma=interval(0.5,4)",
+        "n=300",
+    )
     for _ in range(2):
         code, _, err = okl_run(*argv)
         assert code == 0, err
@@ -60,8 +68,14 @@ def test_a_study_kept_in_a_database_goes_on_where_it_stopped(okl_run, results_ro
 
 def test_a_trial_that_diverges_counts_as_infinite_and_the_study_goes_on(okl_run, results_root):
     code, _, err = okl_run(
-        "-m", "hydra/sweeper=optuna", "hydra/sweeper/sampler=grid", "hydra.sweeper.n_trials=2",
-        "learner=fogd", "learner.D=20", "learner.eta=choice(0.05,1000)", "n=500",
+        "-m",
+        "hydra/sweeper=optuna",
+        "hydra/sweeper/sampler=grid",
+        "hydra.sweeper.n_trials=2",
+        "learner=fogd",
+        "learner.D=20",
+        "learner.eta=choice(0.05,1000)",
+        "n=500",
     )
     assert code == 0, err
     assert re.search(r"okl-run: fogd predicted .* at round [\d,]+, a non-finite loss.*: the trial counts as \+inf", err)

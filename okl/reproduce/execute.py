@@ -18,7 +18,6 @@ from okl.reproduce.sweep import Run, compose_config
 from okl.store import FINISHED
 
 
-
 @dataclass(frozen=True)
 class Played:
     run: Run
