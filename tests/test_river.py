@@ -225,3 +225,16 @@ def test_the_core_does_not_import_the_extras():
     code = "import sys, okl.config, okl.results, okl.cli.run; print(sorted({'river', 'optuna'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_river_model_with_a_seed_gets_the_runs_seed_and_repeats_its_rounds(okl_run, results_root, composed):
+    overrides = ["learner=river", "learner.model=forest.ARFRegressor", "learner.params={n_models: 2}", "n=150"]
+    assert config.plan(composed(*overrides, "seed=7")).learner.model.seed == 7
+    own = [*overrides[:2], "learner.params={n_models: 2, seed: 3}", "seed=7"]
+    assert config.plan(composed(*own)).learner.model.seed == 3
+    code, _, err = okl_run(*overrides, "seed=7")
+    assert code == 0, err
+    first = only_run(results_root, learner="river").rounds()["y_hat"].to_numpy()
+    code, _, err = okl_run(*overrides, "seed=7", "sink.overwrite=true")
+    assert code == 0, err
+    np.testing.assert_array_equal(only_run(results_root, learner="river").rounds()["y_hat"].to_numpy(), first)

@@ -14,6 +14,9 @@ Round t gives river the dict ``{0: x_t[0], ..., d-1: x_t[d-1]}`` and reads the p
   classifier without probabilities;
 - multiclass (labels 0..C−1): the class ``predict_one`` predicts (0 before any label).
 
+A model with a ``seed`` argument that ``params`` does not set gets the run's seed (``seed``), so that the same
+config and seed give the same rounds.
+
 river models share no measure of their size: ``model_size`` is 0 and the run's report holds the model's memory
 (``memory_bytes``, river's ``_raw_memory_usage``) instead.
 
@@ -26,6 +29,7 @@ river models share no measure of their size: ``model_size`` is 0 and the run's r
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +43,11 @@ from okl.learners.base import Learner, register
 @dataclass(frozen=True)
 class RiverParams:
     """model: a river regressor or classifier by its dotted path under ``river.``; params: its keyword arguments
-    (None: none)."""
+    (None: none); seed: the model's seed, where it takes one and params does not set it."""
 
     model: str = "linear_model.LinearRegression"
     params: dict[str, Any] | None = None
+    seed: int = 0
 
     def __post_init__(self) -> None:
         base = riverlib.require().base
@@ -63,8 +68,12 @@ class RiverModel(Learner):
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
+        model = riverlib.resolve(p.model, "model")
+        arguments = dict(p.params or {})
+        if "seed" in inspect.signature(model).parameters:
+            arguments.setdefault("seed", p.seed)
         try:
-            self.model = riverlib.resolve(p.model, "model")(**(p.params or {}))
+            self.model = model(**arguments)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"learner.params: river.{p.model} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
