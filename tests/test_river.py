@@ -238,3 +238,18 @@ def test_a_river_model_with_a_seed_gets_the_runs_seed_and_repeats_its_rounds(okl
     code, _, err = okl_run(*overrides, "seed=7", "sink.overwrite=true")
     assert code == 0, err
     np.testing.assert_array_equal(only_run(results_root, learner="river").rounds()["y_hat"].to_numpy(), first)
+
+
+def test_the_readmes_river_example_runs_and_learns():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (block,) = [b.split("```")[0] for b in readme.split("```python\n")[1:] if "okl.river" in b]
+    lines = block.strip().splitlines()
+    namespace = {}
+    exec("\n".join(lines[:-2]), namespace)  # the imports and the pipeline
+    mae, accuracy = (eval(line, namespace) for line in lines[-2:])  # the two evaluations
+    linear = preprocessing.StandardScaler() | linear_model.LinearRegression()
+    assert mae.get() < evaluate.progressive_val_score(datasets.TrumpApproval(), linear, metrics.MAE()).get()
+    majority = max(np.mean([y for _, y in datasets.Phishing()]), 1 - np.mean([y for _, y in datasets.Phishing()]))
+    assert accuracy.get() > majority + 0.2
