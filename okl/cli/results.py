@@ -1,5 +1,7 @@
-"""``okl-results``: compare the runs of a results root in one table (learner × dataset, mean ± std over seeds,
-learner time), read from the runs' manifests only.
+"""``okl-results``: compare the finished runs of a results root in one table.
+
+One table, learner × dataset, of the mean ± std over seeds and the learner time, read from the runs' manifests
+only.
 
 Examples::
 
