@@ -91,7 +91,7 @@ class Plan:
     rounds: int
     run_id: str
     config: dict[str, Any] = field(repr=False)
-    identity: dict[str, Any] = field(default_factory=dict, repr=False)  # what determines the rounds: run_id hashes it
+    identity: dict[str, Any] = field(repr=False)  # what determines the rounds: run_id hashes it
     comparator: Comparator | None = None  # regret is computed after play when set
 
     @property

@@ -155,12 +155,12 @@ def summary(
     """
     table = runs(root, status=status, **filters)
     by = list(by) if by is not None else [*GROUPS, *varying(table)]
-    missing = [c for c in [*by, *metrics] if c not in table.columns] if not table.empty else []
+    if table.empty:
+        return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
+    missing = [c for c in [*by, *metrics] if c not in table.columns]
     if missing:
         known = ", ".join(sorted(c for c in table.columns if not isinstance(table[c].iloc[0], (dict, list))))
         raise ConfigError(f"no column {missing[0]!r} in the runs; choose among: {known}")
-    if table.empty:
-        return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
     grouped = table.groupby(by, dropna=False, sort=True)
     out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
     for metric in metrics:

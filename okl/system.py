@@ -25,14 +25,8 @@ def pin_blas_threads() -> None:
 
 def available_memory() -> int:
     """Bytes of memory available to a new allocation (``MemAvailable``; physical memory otherwise)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    available = _proc_bytes("/proc/meminfo", "MemAvailable")
+    return available if available is not None else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def require_memory(nbytes: int, what: str, advice: str) -> None:
@@ -64,14 +58,20 @@ def process_alive(pid: int) -> bool:
 def peak_rss() -> int:
     """Peak resident set size of this process in bytes: ``VmHWM``, which starts afresh at exec. (The
     rusage maximum survives exec on Linux: a run in a process spawned by a 1.6 GB parent reported 1.6 GB.)"""
+    peak = _proc_bytes("/proc/self/status", "VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _proc_bytes(path: str, key: str) -> int | None:
+    """The ``key:  <n> kB`` entry of a /proc file in bytes; None where there is no such file or entry."""
     try:
-        with open("/proc/self/status") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return None
 
 
 PACKAGES = ("okl", "numpy", "scipy", "numba", "hydra-core", "omegaconf", "pyarrow", "pandas", "threadpoolctl")

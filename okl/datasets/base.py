@@ -88,6 +88,29 @@ class Generated(Dataset):
         return self.params.length
 
 
+class InMemory(Dataset):
+    """A stream held in memory as two arrays (a replayed run, a river dataset): the constructor calls
+    :meth:`hold` with the rounds and their task."""
+
+    def hold(self, X: np.ndarray, y: np.ndarray, task: str) -> None:
+        self.X, self.y, self._task = X, y, task
+
+    @property
+    def task(self) -> str:
+        return self._task
+
+    @property
+    def d(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n(self) -> int:
+        return len(self.y)
+
+    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        yield self.X, self.y
+
+
 class Environment(Dataset):
     """An adaptive stream: before fixing round t it may query the learner's predictions at candidate
     points (``query(X) -> ŷ``, a pure call: :meth:`okl.learners.base.Learner.predict_many`), then

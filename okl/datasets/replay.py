@@ -8,12 +8,9 @@ learners on one sequence). The task is the recorded run's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
-from okl.datasets.base import Dataset, register
+from okl.datasets.base import InMemory, register
 from okl.errors import ConfigError, DataError
 from okl.store import RunDir
 
@@ -26,7 +23,7 @@ class ReplayParams:
 
 
 @register("replay")
-class Replay(Dataset):
+class Replay(InMemory):
     """The recorded rounds of an earlier run."""
 
     Params = ReplayParams
@@ -47,20 +44,4 @@ class Replay(Dataset):
                 f"run {self.params.run!r} has no recorded inputs (only adaptive environments record them): "
                 f"replay an adversary run, or rerun its dataset config"
             )
-        self.X, self.y = recorded
-        self._task = manifest["task"]
-
-    @property
-    def task(self) -> str:
-        return self._task
-
-    @property
-    def d(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def n(self) -> int:
-        return len(self.y)
-
-    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        yield self.X, self.y
+        self.hold(*recorded, manifest["task"])

@@ -12,7 +12,6 @@ becomes x_t in the order of the first sample's keys, sorted (:func:`okl.riverlib
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from okl import riverlib
-from okl.datasets.base import Dataset, register
+from okl.datasets.base import InMemory, register
 from okl.errors import ConfigError, DataError
 from okl.validation import integer_at_least
 
@@ -44,7 +43,7 @@ class RiverStreamParams:
 
 
 @register("river")
-class RiverStream(Dataset):
+class RiverStream(InMemory):
     """The rounds of ``river.<stream>(**params)``, held in memory."""
 
     Params = RiverStreamParams
@@ -56,8 +55,8 @@ class RiverStream(Dataset):
             source = riverlib.resolve(p.stream, "stream")(**(p.params or {}))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"dataset.params: river.{p.stream} rejects {p.params}: {exc}") from None
-        self._task = TASKS.get(getattr(source, "task", None))
-        if self._task is None:
+        task = TASKS.get(getattr(source, "task", None))
+        if task is None:
             raise ConfigError(
                 f"dataset.stream {p.stream!r} is a {getattr(source, 'task', 'non-dataset')!r} task; okl reads river's "
                 f"regression and binary classification datasets"
@@ -72,27 +71,12 @@ class RiverStream(Dataset):
         if not samples:
             raise DataError(f"river.{p.stream} gave no samples")
         self.order = riverlib.feature_order(samples[0][0])
-        self._X = np.array([riverlib.vector(x, self.order) for x, _ in samples]).reshape(len(samples), -1)
-        self._y = np.array([self._label(y) for _, y in samples], dtype=np.float64)
+        X = np.array([riverlib.vector(x, self.order) for x, _ in samples]).reshape(len(samples), -1)
+        self.hold(X, np.array([self._label(y, task) for _, y in samples], dtype=np.float64), task)
 
-    def _label(self, y: object) -> float:
-        if self._task == "regression":
+    def _label(self, y: object, task: str) -> float:
+        if task == "regression":
             return float(y)  # type: ignore[arg-type]
         if y in (True, False):
             return 1.0 if y else -1.0
         raise DataError(f"river.{self.params.stream} has the label {y!r}; okl reads binary labels True/False or 1/0")
-
-    @property
-    def task(self) -> str:
-        return self._task
-
-    @property
-    def d(self) -> int:
-        return self._X.shape[1]
-
-    @property
-    def n(self) -> int:
-        return len(self._y)
-
-    def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        yield self._X, self._y
