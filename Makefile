@@ -15,7 +15,7 @@ help:  ## list the targets
 
 install: $(STAMP)  ## create .venv and install okl (editable) with its dev tools
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -8,9 +8,11 @@ written. Every failure is a :class:`~okl.errors.ConfigError` (or ``ResourceError
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,8 +138,10 @@ def _check_finite(name: str, X: np.ndarray, y: np.ndarray, offset: int) -> None:
             )
 
 
-def plan(cfg: DictConfig) -> Plan:
-    """Validate a composed config and build the run's dataset, learner and sink parameters."""
+def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
+    """Validate a composed config and build the run's dataset, learner and sink parameters. ``given``: the
+    top-level keys the user set on the command line, each of which must reach the run (:func:`unused_keys`;
+    a preset or a sweep may set a shared key, such as ``kors``, that only some of its learners read)."""
     try:
         values = OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as exc:
@@ -149,6 +153,8 @@ def plan(cfg: DictConfig) -> Plan:
             raise ConfigError(f"no {group} selected: add {group}=<name> to the command line")
         nodes[group] = dict(node)
     run = RunConfig(**values)
+    for problem in unused_keys(cfg, given).values():
+        raise ConfigError(problem)
     dataset = DATASETS.get(nodes["dataset"].pop("name"))(**nodes["dataset"])
     rounds = dataset.n if run.n is None else min(run.n, dataset.n)
     learner_class = LEARNERS.get(nodes["learner"].pop("name"))
@@ -184,6 +190,30 @@ def plan(cfg: DictConfig) -> Plan:
         identity=key,
         comparator=comparator,
     )
+
+
+SHARED = ("M", "sigma", "lam", "kors", "variant")  # top-level keys that only reach the configs interpolating them
+
+
+def unused_keys(cfg: DictConfig, given: Iterable[str]) -> dict[str, str]:
+    """What is wrong with each shared top-level key in ``given`` (the keys the user set) that the selected
+    learner does not read: no group interpolates it (``sigma: ${sigma}``), so ``okl-run learner=raker sigma=2``
+    would run with raker's own σ² and silently ignore σ = 2. Each message names what to set instead."""
+    used = json.dumps([OmegaConf.to_container(cfg[group], resolve=False) for group in GROUPS])
+    learner = LEARNERS.get(cfg.learner.name)
+    fields = {f.name: f for f in dataclasses.fields(learner.Params)}
+    found = {}
+    for key in (k for k in SHARED if k in set(given)):
+        if re.search(rf"\$\{{(oc\.select:)?{key}[,}}]", used):
+            continue
+        if key in fields:
+            fix = f"set learner.{key} (its own, default {fields[key].default})"
+        elif key in learner.instead:
+            fix = f"set {learner.instead[key]}"
+        else:
+            fix = f"drop {key}= (its keys: {', '.join(fields)})"
+        found[key] = f"learner {learner.name!r} does not use the top-level {key}={cfg[key]}: {fix}"
+    return found
 
 
 def _comparator(node: dict[str, Any], dataset: Dataset) -> Comparator | None:

@@ -30,17 +30,28 @@ def _check_bases(params: object, cls: type) -> None:
 
 
 @dataclass(frozen=True)
-class KernelParams:
-    """sigma: Gaussian bandwidth σ; lam: ridge regularisation λ (Kernel-AWV, KRR and their
-    comparators, pkawv_jezequel2019 eq. (3))."""
+class GaussianParams:
+    """sigma: the bandwidth σ of the Gaussian kernel k(x, x') = exp(−‖x − x'‖²/(2σ²)) (:mod:`okl.kernels`),
+    for every learner and comparator that has one. Its default is the top-level ``sigma``'s, so that a
+    learner built in Python and one run by ``okl-run`` agree (the presets set each paper's σ)."""
 
     sigma: float = 1.0
-    lam: float = 1.0
 
     def __post_init__(self) -> None:
         positive("sigma", self.sigma)
+        _check_bases(self, GaussianParams)
+
+
+@dataclass(frozen=True)
+class KernelParams(GaussianParams):
+    """sigma (:class:`GaussianParams`); lam: ridge regularisation λ (Kernel-AWV, KRR and their
+    comparators, pkawv_jezequel2019 eq. (3))."""
+
+    lam: float = 1.0
+
+    def __post_init__(self) -> None:
         positive("lam", self.lam)
-        _check_bases(self, KernelParams)
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # b
     os.environ.setdefault(_var, "1")
 
 import sys
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,41 @@ from hydra import compose, initialize_config_module
 
 from okl.cli import data as data_cli
 from okl.cli import run as cli
+
+URLOPEN = urllib.request.urlopen  # the real one, for the tests' loopback servers
+
+
+@pytest.fixture(scope="session")
+def fresh_home(tmp_path_factory) -> Path:
+    """An empty home for the session, as on a new machine (matplotlib's font cache is built once in it)."""
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(autouse=True)
+def fresh_machine(fresh_home, tmp_path, monkeypatch) -> None:
+    """Every test sees what a new user's machine has: an empty home, data directory and results root, no
+    dataset mirror and no network but loopback, also in the processes it starts (a proxy that refuses).
+    Tests that need real data take :func:`mirror` (skipped without it) or write small files themselves."""
+    monkeypatch.setenv("HOME", str(fresh_home))
+    for var in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "OKL_DATA_MIRROR", "OKL_BLAS_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path / "okl-data"))
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "okl-results"))
+    for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.setenv(var, REFUSED)
+    for var in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", _loopback_only)
+
+
+REFUSED = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused at once
+
+
+def _loopback_only(url, *args, **kwargs):
+    host = urllib.parse.urlsplit(getattr(url, "full_url", url)).hostname
+    if host not in ("127.0.0.1", "localhost"):
+        raise OSError(f"network unreachable (tests): {url}")
+    return URLOPEN(url, *args, **kwargs)
 
 
 @pytest.fixture
@@ -63,7 +100,9 @@ def composed():
     return make
 
 
-MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+# The dataset mirror the ``mirror`` fixture selects: OKL_DATA_MIRROR as the suite starts (read before
+# :func:`fresh_machine` hides it from every test), else the project's shared/datasets beside the checkout.
+MIRROR = Path(os.environ.get("OKL_DATA_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
 
 
 @pytest.fixture(scope="session")
@@ -84,13 +123,7 @@ def mirror(session_data, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def no_data(tmp_path, monkeypatch) -> Path:
-    """An empty data directory, no mirror, no network: every real dataset is absent."""
-    monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("OKL_DATA_MIRROR", raising=False)
-    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", _offline)
-    return tmp_path / "data"
-
-
-def _offline(url, timeout=None):
-    raise OSError("network unreachable (tests)")
+def no_data() -> Path:
+    """The test's empty data directory (``OKL_DATA_DIR``, see :func:`fresh_machine`): every real dataset is
+    absent and cannot be downloaded."""
+    return Path(os.environ["OKL_DATA_DIR"])

@@ -53,16 +53,32 @@ def relative_gap(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def write_susy(data_dir: Path, n: int = 300, seed: int = 0, rows: np.ndarray | None = None) -> np.ndarray:
+def write_susy(data_dir: Path, monkeypatch, n: int = 300, seed: int = 0, rows: np.ndarray | None = None) -> np.ndarray:
     """A SUSY.csv.gz in the UCI format (no header; label then 18 floats, %.18e) under data_dir/susy:
-    ``rows`` (label first), else n random rows."""
+    ``rows`` (label first), else n random rows; the catalog expects its rows (:func:`expect_rows`)."""
     if rows is None:
         rng = np.random.default_rng(seed)
         rows = np.column_stack([rng.integers(0, 2, n).astype(float), rng.standard_normal((n, 18))])
     (data_dir / "susy").mkdir(parents=True, exist_ok=True)
     with gzip.open(data_dir / "susy" / "SUSY.csv.gz", "wt") as fh:
         fh.writelines(",".join(f"{v:.18e}" for v in row) + "\n" for row in rows)
+    expect_rows(monkeypatch, "susy", len(rows))
     return rows
+
+
+def expect_rows(monkeypatch, name: str, rows: int) -> None:
+    """Make the catalog entry of dataset ``name`` (one part) expect ``rows`` rows, for a small stand-in of its
+    file (the catalog's rows plan the run; a file that holds other rows is refused when the run opens it)."""
+    from dataclasses import replace
+
+    from okl.data.catalog import SPECS
+    from okl.datasets import DATASETS
+
+    spec = SPECS[name]
+    (part,) = spec.parts
+    small = replace(spec, parts=(replace(part, rows=rows),))
+    monkeypatch.setitem(SPECS, name, small)
+    monkeypatch.setattr(DATASETS.get(name), "spec", small)
 
 
 def only_run(root, **keys):

@@ -175,6 +175,14 @@ BAD_INPUTS = [
     (["--cfg", "job", "-m", "learner=fogd,online_krr"], "drop -m to print one run's configuration"),
     (["variant=matlab"], "variant must be one of code, paper (got 'matlab')"),
     (["learner="], "learner"),
+    (
+        ["learner=raker", "sigma=2"],
+        "learner 'raker' does not use the top-level sigma=2.0: set learner.sigma2, its list of Gaussian widths σ²",
+    ),
+    (["learner=adamkl", "sigma=1.0"], "learner 'adamkl' does not use the top-level sigma=1.0: set learner.sigma2"),
+    (["learner=raker", "lam=0.1"], "learner 'raker' does not use the top-level lam=0.1: set learner.lam (its own"),
+    (["learner=fogd", "M=3"], "learner 'fogd' does not use the top-level M=3: drop M= (its keys: sigma, D, eta,"),
+    (["learner=fogd", "kors=code"], "learner 'fogd' does not use the top-level kors=code: drop kors="),
 ]
 
 
@@ -185,6 +193,15 @@ def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
     assert err.startswith("okl-run: error: ") and message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not results_root.exists()  # nothing ran, nothing written
+
+
+def test_a_sweep_runs_a_shared_key_where_it_is_read_and_notes_where_it_is_not(okl_run, results_root):
+    code, out, err = okl_run("-m", "learner=pkrr_taylor,fogd", "lam=1,0.1", "n=50", "progress=false")
+    assert code == 0, err
+    note = "okl-run: note: learner 'fogd' does not use the top-level lam={}: set learner.lam (its own, default 0.0)"
+    assert note.format("1.0") in err and note.format("0.1") in err and "pkrr_taylor' does not use" not in err
+    lams = {run.manifest()["identity"]["learner"]["lam"] for run in find(results_root, learner="pkrr_taylor")}
+    assert lams == {1.0, 0.1} and len(find(results_root, learner="fogd")) == 1  # fogd's two jobs are one run
 
 
 @pytest.mark.parametrize(

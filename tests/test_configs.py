@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 import okl.config as config
-from helpers import write_susy
 from okl.datasets import DATASETS
 from okl.errors import ConfigError
 from okl.learners import LEARNERS
@@ -30,9 +29,8 @@ def test_every_learner_yaml_instantiates(composed, name):
 
 
 @pytest.mark.parametrize("name", DATASETS.names())
-def test_every_dataset_yaml_instantiates(composed, name, mirror, session_data):
-    if not (session_data / "susy" / "SUSY.csv.gz").exists():
-        write_susy(session_data)  # no SUSY in the mirror: a small file in its exact format
+def test_every_dataset_yaml_plans_without_reading_data(composed, name, no_data):
+    """Planning (the run id, a sweep's expansion) needs the catalog only: no file is read or downloaded."""
     extra = ["dataset.positive=[0]"] if name == "mnist" else []  # the shipped learners handle ±1 labels
     if name == "replay":  # needs a recorded run (tests/test_environments.py): without one, a one-line error
         with pytest.raises(ConfigError, match="dataset.run"):
@@ -41,6 +39,7 @@ def test_every_dataset_yaml_instantiates(composed, name, mirror, session_data):
     learner = ["learner=polk"] if name == "multidist" else ["learner=fogd", "learner.D=10"]
     plan = config.plan(composed(f"dataset={name}", *learner, "n=100", *extra))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
+    assert plan.rounds == min(100, plan.dataset.n) and not no_data.exists()
 
 
 def test_top_level_keys_reach_learners_and_can_be_overridden_per_learner(composed):

@@ -13,8 +13,8 @@ def test_fetch_from_the_mirror_then_list_shows_the_cache(okl_data, mirror, tmp_p
     assert "all: missing" in lines["susy"] and len(lines) == 16
 
 
-def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data):
-    write_susy(no_data)
+def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data, monkeypatch):
+    write_susy(no_data, monkeypatch)
     assert okl_data("fetch", "susy")[0] == 0
     code, out, _ = okl_data("verify", "susy")
     assert code == 0 and "no published sha256" in out and "cache" in out and out.endswith("all verified\n")
@@ -23,11 +23,11 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data):
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
 
 
-def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_its_row(okl_data, okl_run, no_data):
+def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_its_row(okl_data, okl_run, no_data, monkeypatch):
     """The size check let it through, and the run blamed round 1 and suggested a policy no key provides."""
     import numpy as np
 
-    write_susy(no_data)
+    write_susy(no_data, monkeypatch)
     assert okl_data("fetch", "susy")[0] == 0
     cache = no_data / "susy" / "cache" / "all-v2"
     x = np.fromfile(cache / "x.bin").reshape(300, 18)
@@ -60,8 +60,8 @@ def test_the_readme_command_ends_in_the_offline_message(okl_run, results_root, n
     assert "okl-data fetch susy" in err and err.count("\n") == 1 and not results_root.exists()
 
 
-def test_the_readme_command_runs_on_a_file_in_susy_format(okl_run, results_root, no_data):
-    write_susy(no_data, n=400)
+def test_the_readme_command_runs_on_a_file_in_susy_format(okl_run, results_root, no_data, monkeypatch):
+    write_susy(no_data, monkeypatch, n=400)
     code, out, err = okl_run("learner=pkawv_taylor", "dataset=susy", "M=2", "progress=false")
     assert code == 0, err
     assert "complete, 399 rounds" in out and "average zero_one loss" in out  # rows 2..400, as the preset says

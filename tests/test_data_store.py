@@ -52,7 +52,9 @@ def test_download_verifies_the_content_hash_then_caches_the_parse(server, no_dat
     (root / "toy.csv.gz").write_bytes(gzip.compress(CSV))
     spec = toy_spec(f"{base}/toy.csv.gz", hashlib.sha256(CSV).hexdigest())
     ds = toy_dataset(spec)
-    assert (no_data / "toy" / "toy.csv.gz").is_file() and ds.n == 3
+    assert ds.n == 3 and not (no_data / "toy").exists()  # planned from the catalog: nothing read yet
+    ds.open()
+    assert (no_data / "toy" / "toy.csv.gz").is_file()
     X, y = next(ds.chunks())
     np.testing.assert_array_equal(X, [[2, 3], [4, 0.5], [6, 7]])
     np.testing.assert_array_equal(y, [1.5, -0.5, 2.5])
@@ -77,7 +79,7 @@ def test_checksum_mismatch_refuses_the_file_names_both_hashes_and_deletes_nothin
     path.write_bytes(gzip.compress(CSV.replace(b"2.5", b"2.6")))
     bad = hashlib.sha256(CSV.replace(b"2.5", b"2.6")).hexdigest()
     with pytest.raises(DataError) as err:
-        toy_dataset(spec)
+        toy_dataset(spec).open()
     assert str(err.value).startswith(f"{path}: sha256 of its content is {bad} but the catalog expects {good}")
     assert "\n" not in str(err.value)
     assert path.is_file()
@@ -92,13 +94,13 @@ def test_mirror_copy_with_wrong_stored_hash_is_refused(tmp_path, no_data, monkey
     with pytest.raises(
         DataError, match=r"CASP.csv.xz: sha256 of its stored bytes is [0-9a-f]{64} but the catalog expects 8854e15e"
     ):
-        DATASETS.get("casp")()
+        DATASETS.get("casp")().open()
     assert (mirror / "casp" / "CASP.csv.xz").read_bytes() == b"not the staged file"
 
 
 def test_absent_dataset_is_one_line_naming_the_fetch_command_and_the_mirror_variable(no_data):
     with pytest.raises(DataError) as err:
-        DATASETS.get("cod_rna")()
+        DATASETS.get("cod_rna")().open()
     message = str(err.value)
     assert message.startswith("dataset 'cod_rna' is not available offline and cannot download cod-rna.t")
     assert "okl-data fetch cod_rna" in message and "OKL_DATA_MIRROR" in message and "cod-rna/cod-rna.t.xz" in message
@@ -108,11 +110,11 @@ def test_absent_dataset_is_one_line_naming_the_fetch_command_and_the_mirror_vari
 def test_without_download_no_network_is_tried(no_data, monkeypatch):
     monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", pytest.fail)
     with pytest.raises(DataError, match=r"^dataset 'susy' is not available offline: run `okl-data fetch susy`"):
-        DATASETS.get("susy")(download=False)
+        DATASETS.get("susy")(download=False).open()
 
 
 def test_cache_holds_exactly_the_raw_parse_and_is_reused(no_data, monkeypatch):
-    rows = write_susy(no_data, n=700)
+    rows = write_susy(no_data, monkeypatch, n=700)
     spec = SPECS["susy"]
     directory = cache.build(spec, "all", None, no_data, None, allow_download=False)
     part = cache.CachedPart(directory, cache.read_meta(directory))
@@ -134,7 +136,7 @@ def test_processes_needing_one_cache_take_turns_and_parse_it_once(no_data, monke
     """Two MNIST runs of a parallel sweep parsed the same cache at once and deleted each other's files."""
     import fcntl
 
-    write_susy(no_data, n=300)
+    write_susy(no_data, monkeypatch, n=300)
     spec = SPECS["susy"]
     directory = cache.cache_dir(no_data, spec, "all", None)
     directory.parent.mkdir(parents=True)
@@ -156,7 +158,7 @@ def test_processes_needing_one_cache_take_turns_and_parse_it_once(no_data, monke
 
 def test_a_cache_parsed_with_another_format_is_parsed_again(no_data, monkeypatch):
     """A catalog change to a part's format (columns, target) must not be served from an old cache."""
-    write_susy(no_data, n=300)
+    write_susy(no_data, monkeypatch, n=300)
     spec = SPECS["susy"]
     directory = cache.build(spec, "all", None, no_data, None, allow_download=False)
     meta = cache.read_meta(directory)
@@ -170,7 +172,7 @@ def test_a_cache_parsed_with_another_format_is_parsed_again(no_data, monkeypatch
 
 
 def test_chunked_stream_equals_whole_file_loading(no_data, monkeypatch):
-    rows = write_susy(no_data, n=5000)
+    rows = write_susy(no_data, monkeypatch, n=5000)
 
     whole = DATASETS.get("susy")(preset="none")
     X, y = (np.concatenate(c) for c in zip(*whole.chunks(), strict=True))
@@ -188,8 +190,8 @@ def test_chunked_stream_equals_whole_file_loading(no_data, monkeypatch):
             np.testing.assert_array_equal(a, b)
 
 
-def test_shuffle_is_a_seeded_permutation_of_file_order(no_data):
-    write_susy(no_data, n=3000)
+def test_shuffle_is_a_seeded_permutation_of_file_order(no_data, monkeypatch):
+    write_susy(no_data, monkeypatch, n=3000)
 
     def stream(**kw):
         return [np.concatenate(c) for c in zip(*DATASETS.get("susy")(preset="none", **kw).chunks(), strict=True)]

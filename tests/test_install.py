@@ -49,6 +49,23 @@ def test_wheel_install_runs_outside_the_checkout(tmp_path):
         check=True,
     ).stdout.split()
     assert all(path.startswith(str(site)) for path in where)  # not the checkout
+    # every module of the checkout is in the wheel and imports from it; every config file travels too
+    modules = sorted(
+        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for path in (REPO / "okl").rglob("*.py")
+    )
+    check = "import importlib, sys; print('\\n'.join(importlib.import_module(m).__file__ for m in sys.argv[1:]))"
+    imported = subprocess.run(
+        [sys.executable, "-c", check, *modules], cwd=work, env=env, capture_output=True, text=True
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert len(imported.stdout.split()) == len(modules) and all(
+        path.startswith(str(site)) for path in imported.stdout.split()
+    )
+    configs = {path.relative_to(REPO / "conf") for path in (REPO / "conf").rglob("*.yaml")}
+    assert configs and configs == {
+        path.relative_to(site / "okl" / "conf") for path in (site / "okl" / "conf").rglob("*.yaml")
+    }
     run = subprocess.run(
         [
             sys.executable,

@@ -1,13 +1,15 @@
 """The mirror's files (row and feature counts, label sets) and each preset against direct numpy/pandas."""
 
 import lzma
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.io
 
-from helpers import write_susy
+from helpers import expect_rows, write_susy
 from okl import config
 from okl.data import cache
 from okl.data.catalog import SPECS
@@ -74,8 +76,8 @@ def test_pkawv_presets_on_casp_match_the_authors_formulas(mirror, preset, low):
     assert ys.min() == pytest.approx(-1 / (2 * 20.999 - 1), rel=1e-3) and ys.max() == 1.0
 
 
-def test_pkawv_susy_uses_rows_2_to_the_millionth_like_the_authors_loader(no_data):
-    rows = write_susy(no_data, n=400)
+def test_pkawv_susy_uses_rows_2_to_the_millionth_like_the_authors_loader(no_data, monkeypatch):
+    rows = write_susy(no_data, monkeypatch, n=400)
     ds = DATASETS.get("susy")(length=300)  # the preset's skip=1 stays; length shortened for the fixture
     used = rows[1:301]
     expected = (used[:, 1:] - used[:, 1:].min(axis=0)) / np.ptp(used[:, 1:], axis=0)
@@ -122,13 +124,13 @@ def test_test_parts_hold_out_the_mnist_test_digits_with_the_streams_scaling(mirr
     assert DATASETS.get("mnist")().test_set() is None
 
 
-def test_standardize_and_constant_columns(no_data):
-    rows = write_susy(no_data, n=200)
+def test_standardize_and_constant_columns(no_data, monkeypatch):
+    rows = write_susy(no_data, monkeypatch, n=200)
     X = rows[:, 1:].copy()
     Xs, _ = whole(DATASETS.get("susy")(preset="none", x_scale="standardize"))
     np.testing.assert_allclose(Xs, (X - X.mean(0)) / X.std(0), rtol=1e-12, atol=1e-12)
     rows[:, 3] = 0.25  # a constant feature: lower end of the range, 0 when standardised
-    write_susy(no_data / "other", rows=rows)
+    write_susy(no_data / "other", monkeypatch, rows=rows)
     for how, value in (("minmax01", 0.0), ("minmax11", -1.0), ("standardize", 0.0)):
         ds = DATASETS.get("susy")(preset="none", x_scale=how, data_dir=str(no_data / "other"))
         assert np.all(whole(ds)[0][:, 2] == value)
@@ -145,7 +147,7 @@ def test_user_mistakes_are_one_line_config_errors(mirror):
     ]
     for params, message in cases:
         with pytest.raises(ConfigError) as err:
-            DATASETS.get("cod_rna")(**params)
+            DATASETS.get("cod_rna")(**params).open()
         assert message in str(err.value) and "\n" not in str(err.value)
 
 
@@ -175,3 +177,15 @@ def test_mirror_and_data_dir_keys_do_not_change_the_run_identity(composed, mirro
 def test_learners_refuse_multiclass_streams_with_the_fix(composed, mirror):
     with pytest.raises(ConfigError, match=r"learner 'fogd' does not handle multiclass datasets \(mnist\)"):
         config.plan(composed("dataset=mnist", "learner=fogd"))
+
+
+def test_a_file_with_other_rows_than_the_catalogs_is_refused_before_anything_is_written(okl_run, no_data, monkeypatch):
+    """SUSY publishes no checksum: a cut file would otherwise run as a complete, shorter run under the id planned
+    from the catalog's rows."""
+    write_susy(no_data, monkeypatch, n=300)
+    expect_rows(monkeypatch, "susy", 400)
+    code, _, err = okl_run("dataset=susy", "learner=fogd", "progress=false")
+    assert code == 2 and err.count("\n") == 1
+    assert "SUSY.csv.gz: 300 rows where susy's all has 400: a truncated or different file" in err
+    assert "okl-data verify susy" in err
+    assert not Path(os.environ["OKL_RESULTS"]).exists()

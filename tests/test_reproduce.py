@@ -49,12 +49,21 @@ def test_sweep_expands_the_runs_okl_run_m_writes(okl_run, results_root):
     assert [r.arm for r in runs] == ["kernel_awv", *(f"taylor{m}" for m in range(1, 7))]
 
 
-def test_seeds_set_on_one_composition_reach_stream_and_learner():
+def test_seeds_set_on_one_composition_reach_stream_and_learner(no_data):
     runs = sweep.expand("pros_n_kons_table1", ["seed=range(0,3)", "dataset=casp", "arm/pros_n_kons=pros_n_kons"])
     assert [(r.seed, r.plan.dataset.params.seed, r.plan.learner.params.seed) for r in runs] == [
         (s, s, s) for s in range(3)
     ]
     assert len({r.plan.run_id for r in runs}) == 3
+    assert not no_data.exists()  # planned from the catalog: casp is neither read nor downloaded
+
+
+def test_every_artefact_plans_its_runs_without_reading_data(no_data):
+    """The largest preset (100 runs on cod-rna and ijcnn1) expands with no dataset anywhere; its runs plan the
+    catalog's rounds (cod-rna.t alone, ijcnn1's two parts) as they will play them."""
+    runs = sweep.expand("pros_n_kons_table2", [])
+    assert len(runs) == 100 and {r.plan.rounds for r in runs} == {271_617, 141_691}
+    assert not no_data.exists()
 
 
 def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, results_root, tmp_path, capsys):
@@ -119,6 +128,7 @@ def test_absent_data_is_skipped_with_the_fetch_command(no_data, results_root, tm
 
 def test_list_names_every_artefact_with_its_data(no_data, capsys):
     code, stdout, _ = reproduce(capsys, "--list")
+    assert not no_data.exists()  # nothing read, nothing downloaded
     lines = stdout.splitlines()
     assert code == 0 and [line.split()[0] for line in lines] == list(catalog.ORDER)
     assert re.search(r"^pkawv_fig3_adversary .*\[adversary\]; data here$", stdout, re.M)

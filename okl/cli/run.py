@@ -58,7 +58,11 @@ def _task(cfg) -> float:
 
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
-        plan = config.plan(cfg)
+        given = {o.split("=", 1)[0].lstrip("+~") for o in HydraConfig.get().overrides.task}
+        if multirun:  # a sweep may pair a key with learners that do not all read it: say so, run the rest
+            for key, problem in config.unused_keys(cfg, given).items():
+                print(f"{PROG}: note: {problem}; its runs are the same for every {key}", file=sys.stderr)
+        plan = config.plan(cfg, () if multirun else given)
         outcome = runner.execute(plan, progress=plan.run.progress and not multirun)
         print(outcome.summary(plan), flush=True)
         if outcome.status == "failed" and multirun and _minimising():

@@ -47,6 +47,11 @@ class Dataset(ABC):
     def n(self) -> int:
         """Number of rounds in the stream."""
 
+    def open(self) -> None:  # noqa: B027 (optional hook)
+        """Obtain and check what the stream reads (files, a download), once; the runner calls it before it
+        writes anything, so that planning (the run id, a sweep's expansion) never reads data. Streams whose
+        parameters are all they need (generated ones) have nothing to open."""
+
     @property
     def provenance(self) -> list[dict]:
         """The files the stream comes from, with their content sha256 (empty for generated streams)."""

@@ -1,9 +1,12 @@
 """The real datasets of the catalog (:mod:`okl.data.catalog`) as streams, one registry key each.
 
-Construction obtains the files (data directory, mirror, else download unless ``download=false``),
-parses them into the cache on first use (:mod:`okl.data.cache`), selects the rows, and computes
-the scaling statistics; any problem is a one-line error before a run starts. ``chunks()`` then
-streams bounded chunks from the memory-mapped cache.
+Construction reads only the catalog: the rows, d and task of the selection come from its entry, so
+planning a run (its id, a sweep's expansion, ``--cfg job``, ``okl-reproduce --list``) never touches
+a file. :meth:`FileDataset.open`, which the runner calls before it writes anything, obtains the files
+(data directory, mirror, else download unless ``download=false``), parses them into the cache on first
+use (:mod:`okl.data.cache`), checks that they hold the catalog's rows and the chosen labels, and computes
+the scaling statistics; any problem is a one-line error before a run starts. ``chunks()`` then streams
+bounded chunks from the memory-mapped cache.
 
 Keys (``null`` takes the value of the preset, then of the dataset's catalog entry):
 
@@ -37,7 +40,7 @@ from okl.data.catalog import SPECS, Spec
 from okl.data.preprocess import PRESETS, X_SCALES, Y_SCALES, Stats, scale
 from okl.data.sources import data_dir, mirror_root
 from okl.datasets.base import Dataset, register
-from okl.errors import ConfigError
+from okl.errors import ConfigError, DataError
 from okl.registry import LOCAL
 from okl.seeding import rng
 from okl.validation import integer_at_least, one_of
@@ -91,18 +94,43 @@ class FileDataset(Dataset):
         super().__init__(**params)
         spec, p = self.spec, self.params
         self.params = p = dataclasses.replace(p, **self._resolve(spec, p))
-        data, mirror = data_dir(p.data_dir), mirror_root(p.mirror)
-        self.parts = [cache.load(spec, part, p.target, data, mirror, p.download) for part in p.parts]
-        self._offsets = np.cumsum([0] + [part.rows for part in self.parts])
-        total = int(self._offsets[-1])
+        total = sum(spec.part(part).rows for part in p.parts)
         if p.skip >= total:
             raise ConfigError(f"dataset.skip={p.skip} leaves no rows of the {total:,} of {spec.name} {p.parts}")
         self._n = total - p.skip if p.length is None else min(p.length, total - p.skip)
-        self._check_labels()
-        self._x_stats = self._y_stats = None
-        if p.x_scale not in ("none", "pixels") or p.y_scale != "none":  # one pass over the rows for both
-            both = Stats.of(np.column_stack((X, y)) for X, y in self._in_order())
-            self._x_stats, self._y_stats = both.columns(slice(0, self.d)), both.columns(slice(self.d, None))
+        self._parts: list[cache.CachedPart] | None = None
+
+    def open(self) -> None:
+        """Obtain, parse and check the files (once); compute the scaling statistics of the selected rows."""
+        if self._parts is not None:
+            return
+        spec, p = self.spec, self.params
+        data, mirror = data_dir(p.data_dir), mirror_root(p.mirror)
+        parts = [cache.load(spec, part, p.target, data, mirror, p.download) for part in p.parts]
+        for name, part in zip(p.parts, parts, strict=True):
+            if part.rows != spec.part(name).rows:
+                source = part.meta["files"][0]["path"]
+                raise DataError(
+                    f"{source}: {part.rows:,} rows where {spec.name}'s {name} has {spec.part(name).rows:,}: "
+                    f"a truncated or different file; check it with `okl-data verify {spec.name}`, then remove it "
+                    f"and its cache ({part.directory}) and obtain it again"
+                )
+        self._parts, self._offsets = parts, np.cumsum([0] + [part.rows for part in parts])
+        try:
+            self._check_labels()
+            self._x_stats = self._y_stats = None
+            if p.x_scale not in ("none", "pixels") or p.y_scale != "none":  # one pass over the rows for both
+                both = Stats.of(np.column_stack((X, y)) for X, y in self._in_order())
+                self._x_stats, self._y_stats = both.columns(slice(0, self.d)), both.columns(slice(self.d, None))
+        except BaseException:
+            self._parts = None  # opened only once every check passed
+            raise
+
+    @property
+    def parts(self) -> list[cache.CachedPart]:
+        """The selected parts, mapped from their caches (:meth:`open` on first use)."""
+        self.open()
+        return self._parts
 
     @staticmethod
     def _resolve(spec: Spec, p: FileParams) -> dict:
@@ -161,6 +189,8 @@ class FileDataset(Dataset):
         if not hasattr(self, "_test"):
             held = dataclasses.replace(p, parts=p.test_parts, test_parts=None, skip=0, length=None, shuffle=False)
             other = type(self)(**{f.name: getattr(held, f.name) for f in dataclasses.fields(held)})
+            other.open()
+            self.open()
             other._x_stats, other._y_stats = self._x_stats, self._y_stats  # the stream's scaling
             X, y = zip(*other.chunks(), strict=True)
             self._test = np.concatenate(X), np.concatenate(y)
@@ -199,6 +229,7 @@ class FileDataset(Dataset):
             )
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        self.open()
         p = self.params
         if p.shuffle:
             order = rng(p.seed, f"dataset/{self.name}/shuffle").permutation(self._n) + p.skip

@@ -43,6 +43,9 @@ class Learner(ABC):
     # What the learner sees before round 1: None (online), "inputs" (every x_t, labels revealed online:
     # pkawv_jezequel2019 Corollary 8) or "stream" (every (x_t, y_t): batch comparators such as BATCH).
     beforehand: ClassVar[str | None] = None
+    # What a user means by a top-level key the learner does not read (``{"sigma": "learner.sigma2, a list of
+    # σ²"}``): the one-line error of ``okl-run learner=<key> sigma=2`` names it (:func:`okl.config.plan`).
+    instead: ClassVar[dict[str, str]] = {}
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)

@@ -88,6 +88,8 @@ class Outcome:
 def execute(plan: Plan, progress: bool) -> Outcome:
     """Run ``plan`` to completion (or timeout / interruption / failure), then its analyses; return its outcome."""
     run = plan.run_dir()
+    if not finished(plan):
+        plan.dataset.open()  # files obtained and checked (a one-line error) before anything is written
     try:
         with run.claim() as owner:
             if owner is not None:

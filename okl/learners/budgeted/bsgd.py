@@ -43,17 +43,17 @@ import numpy as np
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import TRAINING, derivative, multiclass_loss, training_value
+from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
 
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
 @dataclass(frozen=True)
-class BSGDParams:
+class BSGDParams(GaussianParams):
     """sigma: Gaussian bandwidth σ; budget: B; eta: constant step (None: 1/(λt)); lam: λ;
     loss: hinge (binary) or multi_hinge; maintenance: removal or merging."""
 
-    sigma: float = 1.0
     budget: int = 100
     eta: float | None = 1.0
     lam: float = 1e-6
@@ -61,7 +61,7 @@ class BSGDParams:
     maintenance: str = "merging"
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        super().__post_init__()
         integer_at_least("budget", self.budget, 1)
         if self.eta is not None:
             positive("eta", self.eta)

@@ -42,17 +42,17 @@ from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import MULTICLASS, TRAINING, derivative, multiclass_loss, training_value
+from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive
 
 LOSSES = (*TRAINING, *MULTICLASS)
 
 
 @dataclass(frozen=True)
-class FSGDParams:
+class FSGDParams(GaussianParams):
     """sigma: Gaussian bandwidth σ (κ = exp(−||x − x'||²/(2σ²))); eta: step η; lam: λ; loss;
     batch: mini-batch size b; diminishing: η_k = η/k instead of η."""
 
-    sigma: float = 1.0
     eta: float = 1.0
     lam: float = 1e-6
     loss: str = "multi_hinge"
@@ -60,7 +60,7 @@ class FSGDParams:
     diminishing: bool = False
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        super().__post_init__()
         positive("eta", self.eta)
         non_negative("lam", self.lam)
         one_of("loss", self.loss, LOSSES)

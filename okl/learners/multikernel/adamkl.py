@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from okl.learners.base import register
 from okl.learners.ensembles.intervals import AdaptiveParams, IntervalEnsemble
 from okl.learners.multikernel.omkl import OMKL, OMKLParams
+from okl.learners.multikernel.raker import KERNELS
 
 
 @dataclass(frozen=True)
@@ -34,4 +35,5 @@ class AdaMKL(IntervalEnsemble):
     """OMKL on the dyadic intervals, weighted by eq. (23)."""
 
     Params = AdaMKLParams
+    instead = KERNELS
     Instance = OMKL

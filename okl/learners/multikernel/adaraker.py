@@ -43,7 +43,7 @@ from okl.features.random_fourier import RandomFourierFeatures, embed
 from okl.learners.base import register
 from okl.learners.ensembles.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
 from okl.learners.ensembles.weights import normalised
-from okl.learners.multikernel.raker import Raker, RakerParams
+from okl.learners.multikernel.raker import KERNELS, Raker, RakerParams
 from okl.learners.multikernel.raker_code import AdaRakerCode
 
 
@@ -66,6 +66,7 @@ class AdaRaker(IntervalEnsemble):
     """Raker on the dyadic intervals, weighted by eq. (23)."""
 
     Params = AdaRakerParams
+    instead = KERNELS
     Instance = Raker
 
     def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)

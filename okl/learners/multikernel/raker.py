@@ -45,6 +45,8 @@ from okl.validation import integer_at_least, non_negative, one_of, positive
 # η/10 on the gradient −2(y − f)z with ||z||² = D is a least-mean-squares gain of ηD/5 (5 at D = 50:
 # every kernel diverges at η = 0.5), the largest rate the code itself uses, AdaRaker's 0.1/2.
 STEPS = {"paper": 0.5, "code": 0.05}
+# The top-level σ does not reach a multi-kernel learner: its kernels are the list sigma2.
+KERNELS = {"sigma": "learner.sigma2, its list of Gaussian widths σ² (one kernel each, e.g. [0.1, 1, 10])"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Raker(EWA):
 
     Params = RakerParams
     tasks = ("regression",)
+    instead = KERNELS
 
     def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)
         return super().__new__(_RakerCode if cls is Raker and params.get("variant") == "code" else cls)

@@ -37,22 +37,22 @@ import numpy as np
 from okl.kernels import squared_distance
 from okl.learners.base import Learner, register
 from okl.losses import TRAINING, derivative
+from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive
 
 
 @dataclass(frozen=True)
-class RBFOGDParams:
+class RBFOGDParams(GaussianParams):
     """sigma: bandwidth σ; eta: step η (None: 1/√n); lam: ridge λ; loss; budget: most support
     vectors kept (None: all)."""
 
-    sigma: float = 1.0
     eta: float | None = None
     lam: float = 0.0
     loss: str = "square"
     budget: int | None = None
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        super().__post_init__()
         if self.eta is not None:
             positive("eta", self.eta)
         non_negative("lam", self.lam)

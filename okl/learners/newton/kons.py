@@ -45,15 +45,15 @@ from okl.kernels import KINDS, Kernel
 from okl.learners.base import Learner, register
 from okl.linalg.triangular import GrowingFactor
 from okl.losses import TRAINING, curvature, derivative, excess, lipschitz
+from okl.params import GaussianParams
 from okl.validation import one_of, positive
 
 
 @dataclass(frozen=True)
-class KONSParams:
+class KONSParams(GaussianParams):
     """sigma: bandwidth; alpha: regularisation α; C: prediction bound; loss; eta: step (None: Theorem 1);
     kernel: gaussian or linear."""
 
-    sigma: float = 1.0
     alpha: float = 1.0
     C: float = 1.0
     loss: str = "square"
@@ -61,7 +61,7 @@ class KONSParams:
     kernel: str = "gaussian"
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        super().__post_init__()
         positive("alpha", self.alpha)
         positive("C", self.C)
         one_of("loss", self.loss, TRAINING)

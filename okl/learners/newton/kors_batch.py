@@ -44,7 +44,7 @@ from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import KORSLearner, Learner, register
 from okl.losses import SMOOTH, smooth_derivatives, training_value
-from okl.params import KORSParams
+from okl.params import GaussianParams, KORSParams
 from okl.validation import one_of, positive
 
 LOSSES = ("square", *SMOOTH)  # the BATCH losses: the normal equations, or Newton
@@ -52,18 +52,17 @@ ROWS = 8192  # rows per chunk of the Hessian's product
 
 
 @dataclass(frozen=True)
-class BatchParams(KORSParams):
+class BatchParams(GaussianParams, KORSParams):
     """sigma: bandwidth; alpha: regularisation α; gamma, eps, beta, kors: KORS's γ, ε, β and weights; loss;
     seed."""
 
-    sigma: float = 8.0
     alpha: float = 1.0
     gamma: float = 1.0
     loss: str = "square"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for key in ("sigma", "alpha", "gamma"):
+        for key in ("alpha", "gamma"):
             positive(key, getattr(self, key))
         one_of("loss", self.loss, LOSSES)
 

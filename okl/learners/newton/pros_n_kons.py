@@ -60,17 +60,16 @@ from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
-from okl.params import KORSParams
+from okl.params import GaussianParams, KORSParams
 from okl.validation import integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
-class ProsNKonsParams(KORSParams):
+class ProsNKonsParams(GaussianParams, KORSParams):
     """sigma: bandwidth; alpha: ONS regularisation α; gamma, eps, beta: KORS's γ, ε, β; C: prediction
     bound; loss; eta: constant step η_t (None: σ of Assumption 2, and 1 when σ = 0); budget: J_max
     (None: none); kors: KORS's weights (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); seed."""
 
-    sigma: float = 8.0
     alpha: float = 1.0
     gamma: float = 1.0
     C: float = 1.0
@@ -80,7 +79,7 @@ class ProsNKonsParams(KORSParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for key in ("sigma", "alpha", "gamma", "C"):
+        for key in ("alpha", "gamma", "C"):
             positive(key, getattr(self, key))
         one_of("loss", self.loss, TRAINING)
         if self.eta is not None:

@@ -35,21 +35,21 @@ from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING
+from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
-class NOGDParams:
+class NOGDParams(GaussianParams):
     """J: landmarks (the first J inputs); sigma: bandwidth; eta: step (None: 1/√n); loss."""
 
     J: int = 30
-    sigma: float = 8.0
     eta: float | None = None
     loss: str = "square"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         integer_at_least("J", self.J, 1)
-        positive("sigma", self.sigma)
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)

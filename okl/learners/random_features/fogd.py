@@ -39,17 +39,17 @@ from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING, derivative
+from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive
 
 
 @dataclass(frozen=True)
-class FOGDParams:
+class FOGDParams(GaussianParams):
     """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n); loss; seed;
     orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows;
     lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none)."""
 
     D: int = 1000
-    sigma: float = 1.0
     eta: float | None = None
     loss: str = "square"
     seed: int = 0
@@ -57,8 +57,8 @@ class FOGDParams:
     lam: float = 0.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         integer_at_least("D", self.D, 1)
-        positive("sigma", self.sigma)
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
