@@ -1,8 +1,9 @@
-"""Reproduce one artefact: check its data, run what is missing, read the runs, draw, tabulate.
+"""Reproduce artefacts: check their data, run what is missing, read the runs, draw, tabulate.
 
-:func:`reproduce` never raises for a problem of the artefact itself (absent data, a failing run, a figure
-that cannot be drawn): it returns an :class:`Outcome` whose ``failures`` say what went wrong in one line
-each, so that the caller attempts every artefact.
+:func:`reproduce_all` plays the missing runs of every artefact in one pool, longest expected first, and
+draws each artefact as soon as its runs are done, so that the workers stay busy to the end. It never
+raises for a problem of an artefact itself (absent data, a failing run, a figure that cannot be drawn):
+each :class:`Outcome`'s ``failures`` say what went wrong in one line each, and the others go on.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from okl import results
 from okl.data.cache import on_disk
 from okl.data.catalog import SPECS
 from okl.data.sources import data_dir, mirror_root
@@ -52,14 +56,55 @@ class Outcome:
 
 
 def reproduce_all(artefacts: list[Artefact], options: Options, say=print) -> list[Outcome]:
-    """Every artefact in turn, a line before and after each; returns their outcomes."""
-    outcomes = []
+    """Every artefact: their missing runs in one pool (:class:`execute.Pool`, longest expected first), each
+    artefact drawn as soon as its runs (then its replays) are done; returns their outcomes."""
+    pool = execute.Pool(options.jobs, options.fresh, say)
+    history = _history(options)
+    states = []
     for i, artefact in enumerate(artefacts, 1):
         say(f"[{i}/{len(artefacts)}] {artefact.name}: {artefact.paper} {artefact.title}", flush=True)
-        outcome = reproduce(artefact, options, say)
-        say(f"  {outcome.status} in {outcome.seconds:.1f} s{': ' + outcome.note if outcome.note else ''}", flush=True)
-        outcomes.append(outcome)
-    return outcomes
+        state = _Artefact(Outcome(artefact))
+        states.append(state)
+        state.attempt(lambda s=state: _start(s, options, pool, history, say))
+    try:
+        for state, played in pool.results():
+            if played.failed:
+                state.outcome.failures.append(f"{played.run.label}: {played.line}")
+            state.pending -= 1
+            if state.pending == 0:
+                state.attempt(lambda s=state: _advance(s, options, pool, history, say))
+    finally:
+        pool.close()
+    if pool.submitted and options.jobs > 1:
+        say(f"pool: {pool.submitted} runs on {options.jobs} workers, {100 * pool.utilisation:.0f}% busy", flush=True)
+    return [state.outcome for state in states]
+
+
+@dataclass
+class _Artefact:
+    """An artefact on its way: its runs, then its replays, then drawn."""
+
+    outcome: Outcome
+    runs: list[sweep.Run] = field(default_factory=list)
+    replays: list[sweep.Run] | None = None  # None until its runs are done
+    pending: int = 0  # runs of the current phase still in the pool
+    start: float = field(default_factory=time.perf_counter)
+
+    def attempt(self, step) -> None:
+        """Take the artefact's next step; a problem of the artefact itself is one failure line, and ends it."""
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - one artefact's bug must not stop the others
+            self.outcome.failures.append(execute.one_line(exc))
+            self.finish(say=None)
+
+    def finish(self, say) -> None:
+        o = self.outcome
+        if o.failures and o.status != "skipped":
+            o.status = "failed"
+        o.seconds = time.perf_counter() - self.start
+        if say is not None:
+            say(f"  {o.artefact.name}: {o.status} in {o.seconds:.1f} s{': ' + o.note if o.note else ''}", flush=True)
 
 
 def failure_lines(outcomes: list[Outcome]) -> list[str]:
@@ -74,42 +119,84 @@ def absent_data(artefact: Artefact, options: Options) -> list[str]:
     return [n for n in names if n in SPECS and not on_disk(SPECS[n], data, mirror)]
 
 
-def reproduce(artefact: Artefact, options: Options, say=print) -> Outcome:
-    start = time.perf_counter()
-    outcome = Outcome(artefact)
-    try:
-        _reproduce(artefact, options, outcome, say)
-    except Exception as exc:  # noqa: BLE001 - one artefact's bug must not stop the others
-        outcome.failures.append(execute.one_line(exc))
-    if outcome.failures and outcome.status != "skipped":
-        outcome.status = "failed"
-    outcome.seconds = time.perf_counter() - start
-    return outcome
-
-
-def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> None:
+def _start(state: _Artefact, options: Options, pool: execute.Pool, history: dict, say) -> None:
+    artefact, outcome = state.outcome.artefact, state.outcome
     absent = absent_data(artefact, options)
     if absent:
         outcome.status = "skipped"
         outcome.note = f"data absent: okl-data fetch {' '.join(absent)} (or set OKL_DATA_MIRROR)"
         report.write_skipped(artefact, outcome.note, options.out)
+        state.finish(say)
         return
-    runs = [
+    state.runs = [
         run
         for root in options.roots
         for run in sweep.expand(artefact.name, [*options.overrides, *([f"sink.root={root}"] if root else [])])
     ]
-    _play(runs, options, outcome, say, what="runs")
-    finished = _finished(runs)
-    replays = []
-    if artefact.replay:
-        reference = next((f for f in finished if f.run.arm == artefact.replay), None)
-        if reference is None:
+    _submit(state, state.runs, options, pool, history, say, what="runs")
+    if state.pending == 0:
+        _advance(state, options, pool, history, say)
+
+
+def _advance(state: _Artefact, options: Options, pool: execute.Pool, history: dict, say) -> None:
+    """The phase's runs are done: queue the replays (once), or draw."""
+    artefact, outcome = state.outcome.artefact, state.outcome
+    if state.replays is None:
+        state.replays = []
+        finished = _finished(state.runs)
+        reference = next((f for f in finished if f.run.arm == artefact.replay), None) if artefact.replay else None
+        if artefact.replay and reference is None:
             outcome.failures.append(f"no finished {artefact.replay} run to replay the others on")
-        else:
-            replayed = [sweep.replay(f.run, reference.run) for f in finished]
-            _play(replayed, options, outcome, say, what="replays")
-            replays = _finished(replayed)
+        elif reference is not None:
+            state.replays = [sweep.replay(f.run, reference.run) for f in finished]
+            _submit(state, state.replays, options, pool, history, say, what="replays")
+            if state.pending:
+                return
+    _draw(state, options)
+    state.finish(say)
+
+
+def _submit(state: _Artefact, runs: list[sweep.Run], options: Options, pool, history: dict, say, what: str) -> None:
+    todo = execute.missing(runs)
+    name = state.outcome.artefact.name
+    if not todo:
+        say(f"  {name}: {len(runs)} {what}, all done before (reused)", flush=True)
+    elif not options.run:
+        say(f"  {name}: {len(todo)} of {len(runs)} {what} missing (--no-run: not played)", flush=True)
+    else:
+        say(f"  {name}: playing {len(todo)} of {len(runs)} {what} ({len(runs) - len(todo)} reused)", flush=True)
+        state.outcome.played += len(todo)
+        state.pending = len(todo)
+        for run in todo:
+            pool.submit(run, state, _expected_seconds(run, history))
+
+
+def _history(options: Options) -> dict[tuple[str, str], float]:
+    """Seconds per round of the finished runs already under the results roots, per (learner, dataset) and per
+    learner (key ``(learner, "")``): what ranks the runs to play, longest first."""
+    per_round: dict[tuple[str, str], list[float]] = {}
+    for root in {root or results.default_root() for root in options.roots}:
+        if not Path(root).is_dir():
+            continue
+        table = results.runs(root, status=FINISHED)
+        for row in table.itertuples() if not table.empty else ():
+            if row.rounds and row.wall_s == row.wall_s:  # wall_s is NaN where unknown
+                for key in ((row.learner, row.dataset), (row.learner, "")):
+                    per_round.setdefault(key, []).append(row.wall_s / row.rounds)
+    return {key: float(np.median(values)) for key, values in per_round.items()}
+
+
+def _expected_seconds(run: sweep.Run, history: dict[tuple[str, str], float]) -> float:
+    """Its rounds times the seconds per round of earlier runs of its learner on its dataset (else anywhere);
+    without any, 10 µs a round: a simple model that still ranks long streams first."""
+    learner = run.plan.learner.name
+    rate = history.get((learner, run.dataset), history.get((learner, ""), 1e-5))
+    return rate * run.plan.rounds
+
+
+def _draw(state: _Artefact, options: Options) -> None:
+    artefact, outcome = state.outcome.artefact, state.outcome
+    finished, replays = _finished(state.runs), _finished(state.replays or [])
     if not finished:
         outcome.failures.append(f"no finished runs to draw (okl-reproduce {artefact.name} runs them)")
         return
@@ -123,21 +210,6 @@ def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> N
     text = report.section(artefact, rows, figure, options.report, summary, options.command)
     report.write_section(artefact, text, summary, options.out)
     outcome.note = str(figure)
-
-
-def _play(runs: list[sweep.Run], options: Options, outcome: Outcome, say, what: str) -> None:
-    todo = execute.missing(runs)
-    if not todo:
-        say(f"  {len(runs)} {what}, all done before (reused)", flush=True)
-        return
-    if not options.run:
-        say(f"  {len(todo)} of {len(runs)} {what} missing (--no-run: not played)", flush=True)
-        return
-    say(f"  playing {len(todo)} of {len(runs)} {what} ({len(runs) - len(todo)} reused)", flush=True)
-    outcome.played += len(todo)
-    for played in execute.play(todo, jobs=options.jobs, fresh=options.fresh):
-        if played.failed:
-            outcome.failures.append(f"{played.run.label}: {played.line}")
 
 
 def _finished(runs: list[sweep.Run]) -> list[Finished]:

@@ -38,7 +38,7 @@ from okl.config import Plan
 from okl.errors import Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Timeout, play, prepare
 from okl.store import RoundWriter, RunDir
-from okl.system import git_state, peak_rss, tune_allocator, versions
+from okl.system import git_state, peak_rss, reset_peak_rss, tune_allocator, versions
 
 RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
 
@@ -180,6 +180,7 @@ def _final_learner(run: RunDir, manifest: dict, plan: Plan):
 
 def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> Outcome:
     tune_allocator()
+    reset_peak_rss()  # the run's own peak, whatever the process did before (a worker plays many runs)
     writer = RoundWriter(run, plan.sink.part_rows, plan.sink.part_seconds)
     attempt = {
         "timeout_s": plan.run.timeout_s,
