@@ -27,6 +27,14 @@ from okl.store import FINISHED, PARTITION, RunDir, find
 field = ds.field  # row filters for load(where=...): field("t") > 1000, field("loss") < 1
 GROUPS = ("learner", "dataset")  # the identity's groups, whose keys become the columns <group>.<key>
 METRICS = ("average_loss", "learner_s")  # what summary() averages by default
+DDOF = 1  # every "± std" okl prints (okl-results, REPRODUCTION.md) is the sample standard deviation over runs
+
+
+def mean_std(values: Sequence[float | None]) -> tuple[float, float] | None:
+    """(mean, sample std with :data:`DDOF`) of the values present (None and NaN left out); the std is NaN for
+    one value; None when there is none. The one definition of "mean ± std" of okl's tables."""
+    present = pd.Series([v for v in values if v is not None], dtype=float).dropna()
+    return None if present.empty else (float(present.mean()), float(present.std(ddof=DDOF)))
 
 
 def default_root() -> Path:
@@ -101,6 +109,8 @@ def runs(root: str | Path | None = None, *, status: str | Sequence[str] | None =
 
 
 def _row(run_dir: RunDir, manifest: dict) -> dict:
+    """The run's row: its manifest and the numbers derived from it, defined here once (REPRODUCTION.md and
+    okl-bench read them from these rows too)."""
     rounds, learner_s = manifest.get("rounds") or 0, manifest.get("learner_s")
     derived = {
         "path": str(run_dir.path),
@@ -165,7 +175,7 @@ def summary(
     out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
     for metric in metrics:
         values = grouped[metric]
-        out[metric], out[f"{metric}_std"] = values.mean(), values.std()
+        out[metric], out[f"{metric}_std"] = values.mean(), values.std(ddof=DDOF)
     return out.reset_index()
 
 

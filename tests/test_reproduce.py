@@ -217,3 +217,21 @@ def test_all_artefacts_share_one_pool_and_it_reports_its_use(results_root, tmp_p
     assert code == 0, stdout
     assert re.search(r"^pool: 9 runs on 2 workers, \d+% busy$", stdout, re.M)
     assert (tmp_path / "pkawv_taylor_convergence.png").exists() and (tmp_path / "polk_fig4_multidist.png").exists()
+
+
+def test_okl_results_and_the_report_print_the_same_mean_and_std_for_the_same_runs(results_root, tmp_path, capsys):
+    """One definition of each number (okl.results): the same runs give the same mean ± std (sample std) and the
+    same µs/round in both."""
+    from okl import results
+
+    code, stdout, _ = reproduce(capsys, "pkawv_taylor_convergence", "--seeds", "3", "--out", str(tmp_path))
+    assert code == 0, stdout
+    table = results.summary(results_root, metrics=("average_loss", "us_per_round"))
+    taylor3 = table[(table.learner == "pkawv_taylor") & (table["learner.M"] == 3)].iloc[0]
+    assert taylor3.seeds == 3
+    runs = results.runs(results_root, learner="pkawv_taylor")
+    losses = runs[runs["learner.M"] == 3].average_loss
+    assert taylor3.average_loss_std == pytest.approx(losses.std(ddof=1)) and losses.std(ddof=0) < losses.std(ddof=1)
+    section = (tmp_path / "pkawv_taylor_convergence.md").read_text()
+    row = next(line for line in section.splitlines() if line.startswith("| synthetic | taylor3 |"))
+    assert f"{taylor3.average_loss:.4g} ± {taylor3.average_loss_std:.2g}" in row

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
 import pandas as pd
 
 from okl import results
@@ -69,25 +68,30 @@ def _heldout(f: Finished) -> float | None:
     return None if f.heldout is None else 100.0 * float(f.heldout.test_loss.iloc[-1])
 
 
+def _row(column: str) -> Callable[[Finished], float | None]:
+    """A number of the run's row in :func:`okl.results.runs`, which derives them (one definition for okl-results,
+    this report and okl-bench)."""
+
+    def value(f: Finished) -> float | None:
+        x = f.manifest.get(column)
+        return None if x is None or x != x else float(x)  # absent, or NaN
+
+    return value
+
+
 METRICS: dict[str, Metric] = {
     "loss": Metric("loss (square; % error)", lambda f: f.percent * f.manifest["average_loss"]),
-    "rounds": Metric("rounds played", lambda f: float(f.manifest["rounds"]), digits=7),
-    "learner_s": Metric("learner s", lambda f: float(f.manifest["learner_s"]), digits=3),
-    "us_per_round": Metric("µs/round", lambda f: 1e6 * f.manifest["learner_s"] / f.manifest["rounds"], digits=3),
-    "wall_s": Metric("wall s", lambda f: float(f.manifest["wall_s"]), digits=3),
-    "peak_rss_mb": Metric("peak RSS (MB)", lambda f: f.manifest["peak_rss_bytes"] / 2**20, digits=4),
-    "model_size": Metric("#SV / features", _last("model_size"), digits=4),
+    "rounds": Metric("rounds played", _row("rounds"), digits=7),
+    "learner_s": Metric("learner s", _row("learner_s"), digits=3),
+    "us_per_round": Metric("µs/round", _row("us_per_round"), digits=3),
+    "wall_s": Metric("wall s", _row("wall_s"), digits=3),
+    "peak_rss_mb": Metric("peak RSS (MB)", _row("peak_rss_mb"), digits=4),
+    "model_size": Metric("#SV / features", _row("model_size"), digits=4),
     "regret": Metric("regret at n", _last("regret")),
     "risk_tail": Metric("risk (final 5%)", lambda f: float(f.tail().risk.mean())),
     "error_tail": Metric("error % (final 5%)", lambda f: 100.0 * float(f.tail().loss.mean())),
     "heldout": Metric("held-out error % (end)", _heldout),
 }
-
-
-def summary(values: list[float | None]) -> tuple[float, float] | None:
-    """(mean, std) of the values present, None if there are none."""
-    present = np.array([v for v in values if v is not None], dtype=float)
-    return None if len(present) == 0 else (float(present.mean()), float(present.std()))
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class Row:
         return self.runs[0]
 
     def summary(self, metric: str) -> tuple[float, float] | None:
-        return summary([METRICS[metric].value(f) for f in self.runs])
+        return results.mean_std([METRICS[metric].value(f) for f in self.runs])
 
 
 def rows(finished: list[Finished]) -> list[Row]:

@@ -53,7 +53,7 @@ def _number(value: float | tuple[float, float] | None, digits: int) -> str:
         return "—"
     if isinstance(value, tuple):
         mean, std = value
-        same = std <= 1e-9 * abs(mean)  # identical runs (repeats of a deterministic one): no spread to show
+        same = not std > 1e-9 * abs(mean)  # one run (NaN), or identical ones (repeats of a deterministic one)
         return f"{mean:.{digits}g}" if same else f"{mean:.{digits}g} ± {std:.2g}"
     return f"{value:.{digits}g}"
 
