@@ -136,15 +136,16 @@ def _settings(manifest: dict) -> dict[str, object]:
 def varying(table: pd.DataFrame) -> list[str]:
     """The settings that tell apart the runs of a sweep beyond their seeds: a ``dataset.*`` setting that takes
     more than one value among the runs on one dataset, a ``learner.*`` one among the runs of one learner on one
-    dataset, and ``planned_rounds`` (seeds and the settings named ``*.seed`` aside)."""
+    dataset, and ``planned_rounds`` (seeds and the settings named ``*.seed`` aside). A null (``eta=null``: the
+    learner's default rule) is a value of its own: runs at ``eta=null`` and ``eta=0.1`` are never averaged."""
     if table.empty:
         return []
     found = []
     for group, within in (("dataset", ["dataset"]), ("learner", list(GROUPS))):
         columns = [c for c in table.columns if c.startswith(f"{group}.") and not c.endswith(".seed")]
-        counts = table.groupby(within, dropna=False)[columns].nunique()
+        counts = table.groupby(within, dropna=False)[columns].nunique(dropna=False)  # null is a setting too
         found += [c for c in columns if (counts[c] > 1).any()]
-    counts = table.groupby(list(GROUPS), dropna=False)["planned_rounds"].nunique()
+    counts = table.groupby(list(GROUPS), dropna=False)["planned_rounds"].nunique(dropna=False)
     return found + (["planned_rounds"] if (counts > 1).any() else [])
 
 

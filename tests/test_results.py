@@ -55,6 +55,15 @@ def test_summary_is_the_mean_and_std_over_seeds_of_each_setting(sweep):
     assert by_learner.set_index("learner").runs.to_dict() == {"fogd": 3, "pkrr_taylor": 6}
 
 
+def test_a_null_setting_is_a_setting_of_its_own_never_averaged_with_a_set_one(okl_run, results_root):
+    """fogd at eta=null (1/√n) and at eta=0.1, seed 0 both: they showed as one row "0.1341 ± 0.0095"."""
+    for eta in ("null", "0.1"):
+        assert okl_run("learner=fogd", f"learner.eta={eta}", "n=300", "progress=false")[0] == 0
+    summary = results.summary(results_root)
+    assert "learner.eta" in summary.columns and len(summary) == 2 and (summary.runs == 1).all()
+    assert summary["learner.eta"].isna().sum() == 1 and summary.average_loss_std.isna().all()
+
+
 def test_summaries_read_no_rounds(sweep, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a round file was read")
