@@ -152,6 +152,12 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
         if not isinstance(node, dict) or "name" not in node:
             raise ConfigError(f"no {group} selected: add {group}=<name> to the command line")
         nodes[group] = dict(node)
+    keys = [f.name for f in dataclasses.fields(RunConfig) if f.name not in GROUPS]
+    for key in values.keys() - {*keys, *GROUPS}:
+        raise ConfigError(
+            f"unknown top-level key {key!r}; the top-level keys are {', '.join(keys)} "
+            f"(a learner's or dataset's own key goes under it: learner.{key}=...)"
+        )
     run = RunConfig(**values)
     for problem in unused_keys(cfg, given).values():
         raise ConfigError(problem)

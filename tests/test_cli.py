@@ -183,6 +183,12 @@ BAD_INPUTS = [
     (["learner=raker", "lam=0.1"], "learner 'raker' does not use the top-level lam=0.1: set learner.lam (its own"),
     (["learner=fogd", "M=3"], "learner 'fogd' does not use the top-level M=3: drop M= (its keys: sigma, D, eta,"),
     (["learner=fogd", "kors=code"], "learner 'fogd' does not use the top-level kors=code: drop kors="),
+    (
+        ["learner=pkawv_taylor,fogd"],
+        "Ambiguous value for argument 'learner=pkawv_taylor,fogd': a comma list is a sweep, add -m to run one job "
+        "per value (okl-run -m learner=pkawv_taylor,fogd)",
+    ),
+    (["+foo=1"], "unknown top-level key 'foo'; the top-level keys are sink, M, sigma, lam, seed, n, timeout_s,"),
 ]
 
 

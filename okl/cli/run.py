@@ -113,6 +113,9 @@ def describe(exc: BaseException) -> str:
         if any(arg.count("=") > 1 and "'" not in arg and '"' not in arg for arg in sys.argv[1:]):
             hint = "; quote a value that contains '=' (a run directory): key='\"value\"'"
         return f"cannot parse the command line: {_first_line(exc)}{hint}"
+    if isinstance(exc, ConfigCompositionException) and str(exc).startswith("Ambiguous value for argument"):
+        argument = str(exc).split("'")[1] if str(exc).count("'") >= 2 else "..."
+        return f"{_first_line(exc)}: a comma list is a sweep, add -m to run one job per value (okl-run -m {argument})"
     if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
