@@ -90,7 +90,8 @@ def _reproduce(artefacts, args) -> int:
     path = report.assemble(options.out, options.report)
     drawn = [o for o in outcomes if o.status == "drawn"]
     seconds = time.perf_counter() - start
-    print(f"\n{len(drawn)} of {len(outcomes)} drawn in {seconds:.0f} s; report {path}")
+    print(f"\n{report.scoreboard(options.out)}")
+    print(f"{len(drawn)} of {len(outcomes)} drawn in {seconds:.0f} s; report {path}")
     played = sum(o.played for o in outcomes)
     if args.all and not args.smoke and played:  # BENCHMARKS.md quotes the full reproduction's wall time
         report.record_timing(options.out, seconds, args.jobs, len(drawn), played)

@@ -11,10 +11,20 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
     metrics: [loss, model_size, learner_s]    # the table's columns (okl.reproduce.metrics.METRICS)
     reported:                                 # the paper's numbers, one row per (dataset, arm)
       - {dataset: casp, arm: pros_n_kons, source: "Table 1, p. 8", loss: [0.06773, 0.00105], model_size: 21}
-    claims:                                   # what the paper states without a number
-      - {source: "Appendix G, p. 24", text: "Kernel-AWV ... leads to the best regret"}
+    tolerance: {k: 1, relative: 0.1}          # when ours reproduces a paper number (checks.Tolerance)
+    claims:                                   # what the paper states, each with its checks (okl.reproduce.checks)
+      - source: "Appendix G, p. 24"
+        text: "Kernel-AWV ... leads to the best regret"
+        checks: [{kind: order, metric: regret, arms: [kernel_awv, [taylor2, fogd]]}]
+        explained_by: adversary_search        # the deviation that would explain a failure
+      - {source: "Table 2", text: "LIBSVM 3.92%", not_checkable: "a batch solver okl does not run"}
     deviations:                               # every setting that differs from the text, and why
       - "sigma = 4 with kors=code: ..."
+      - id: adversary_search                  # named by claims; ablation: an arm run with the paper's setting
+        text: "..."
+        ablation: {arm: raker_code_eta05, instead_of: raker_code}
+    uncovered:                                # the paper's results no run covers, and why
+      - {what: "Table 1, slice and year", why: "..."}
     replay: kernel_awv                        # optional: replay every arm on this arm's recorded sequence
 
 A reported value is a number or ``[mean, std]``.
@@ -29,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from okl.errors import ConfigError
+from okl.reproduce.checks import Claim, Tolerance, parse
 
 HERE = Path(__file__).parent / "artefacts"
 
@@ -75,6 +86,16 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """A setting that differs from the paper's text; ``ablation``: the arm run with the paper's setting
+    instead, and the arm of ours it replaces (the report prints both)."""
+
+    text: str
+    id: str = ""
+    ablation: tuple[str, str] | None = None  # (arm with the paper's setting, our arm)
+
+
+@dataclass(frozen=True)
 class Artefact:
     name: str
     paper: str
@@ -82,12 +103,21 @@ class Artefact:
     draws: str
     metrics: tuple[str, ...]
     reported: tuple[Reported, ...] = ()
-    claims: tuple[dict[str, str], ...] = ()
-    deviations: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    deviations: tuple[Deviation, ...] = ()
+    uncovered: tuple[tuple[str, str], ...] = ()  # (the paper's result, why no run covers it)
+    tolerance: Tolerance = Tolerance()
     replay: str | None = None  # every arm is also replayed on the sequence this arm's run recorded
 
     def paper_row(self, dataset: str, arm: str) -> Reported | None:
         return next((r for r in self.reported if (r.dataset, r.arm) == (dataset, arm)), None)
+
+    @property
+    def paper_values(self) -> dict[tuple[str, str], dict]:
+        return {(r.dataset, r.arm): r.values for r in self.reported}
+
+    def deviation(self, id: str) -> Deviation | None:
+        return next((d for d in self.deviations if d.id == id), None)
 
 
 def load(name: str) -> Artefact:
@@ -112,13 +142,41 @@ def _load(name: str) -> Artefact:
         draws=raw.pop("draws"),
         metrics=tuple(raw.pop("metrics")),
         reported=tuple(reported),
-        claims=tuple(raw.pop("claims", None) or ()),
-        deviations=tuple(raw.pop("deviations", None) or ()),
+        claims=tuple(
+            _claim(c, f"{HERE / name}.yaml, claim {i + 1}") for i, c in enumerate(raw.pop("claims", None) or ())
+        ),
+        deviations=tuple(_deviation(d) for d in raw.pop("deviations", None) or ()),
+        uncovered=tuple((u["what"], u["why"]) for u in raw.pop("uncovered", None) or ()),
+        tolerance=Tolerance(**raw.pop("tolerance", None) or {}),
         replay=raw.pop("replay", None),
     )
     if raw:
         raise ConfigError(f"artefact {name}: unknown keys {sorted(raw)} in {HERE / name}.yaml")
+    ids = {d.id for d in artefact.deviations}
+    for claim in artefact.claims:
+        if claim.explained_by and claim.explained_by not in ids:
+            raise ConfigError(f"artefact {name}: claim explained_by {claim.explained_by!r} names no deviation id")
     return artefact
+
+
+def _claim(raw: dict, where: str) -> Claim:
+    raw = dict(raw)
+    checks = tuple(parse(c, where) for c in raw.pop("checks", None) or ())
+    claim = Claim(checks=checks, **raw)
+    if bool(claim.checks) == bool(claim.not_checkable):
+        raise ConfigError(
+            f"{where}: give the claim checks, or not_checkable: why no run can decide it (one of the two)"
+        )
+    return claim
+
+
+def _deviation(raw: str | dict) -> Deviation:
+    if isinstance(raw, str):
+        return Deviation(raw.strip())
+    ablation = raw.get("ablation")
+    return Deviation(
+        raw["text"].strip(), raw.get("id", ""), (ablation["arm"], ablation["instead_of"]) if ablation else None
+    )
 
 
 def all_artefacts() -> list[Artefact]:

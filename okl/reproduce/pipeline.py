@@ -120,8 +120,9 @@ def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> N
         "compute_s": sum(f.manifest.get("wall_s") or 0.0 for f in [*finished, *replays]),
         "status": "drawn",
     }
-    text = report.section(artefact, rows, figure, options.report, summary, options.command)
-    report.write_section(artefact, text, summary, options.out)
+    replayed = metrics.rows(replays)
+    text, found = report.section(artefact, rows, figure, options.report, summary, options.command, replayed)
+    report.write_section(artefact, text, summary, options.out, found)
     outcome.note = str(figure)
 
 
