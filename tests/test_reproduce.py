@@ -45,8 +45,9 @@ def test_sweep_expands_the_runs_okl_run_m_writes(okl_run, results_root):
     assert code == 0, err
     written = {str(r.path) for r in find(results_root)}
     runs = sweep.expand("pkawv_taylor_convergence", ["n=30"])
-    assert {str(r.plan.run_dir().path) for r in runs} == written and len(written) == 7
-    assert [r.arm for r in runs] == ["kernel_awv", *(f"taylor{m}" for m in range(1, 7))]
+    assert {str(r.plan.run_dir().path) for r in runs} == written and len(written) == 7 * 5  # 7 arms, 5 seeds
+    arms = ["kernel_awv", *(f"taylor{m}" for m in range(1, 7))]
+    assert [(r.arm, r.seed) for r in runs] == [(a, s) for a in arms for s in range(5)]
 
 
 def test_seeds_set_on_one_composition_reach_stream_and_learner():
@@ -70,6 +71,28 @@ def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, result
     assert f"{len(catalog.ORDER) - len(skipped)} of {len(catalog.ORDER)} drawn" in stdout
     report = (out / "REPRODUCTION.md").read_text()
     assert all(f"## {name}:" in report for name in catalog.ORDER)
+    # the scoreboard first, printed at the end of the run too: every claim of every artefact counted once
+    board = report.split("## Scoreboard: what reproduces\n", 1)[1].split("\nFailing claims:", 1)[0]
+    assert "|" not in report.split("## Scoreboard")[0] and board in stdout
+    rows = [line for line in board.splitlines() if line.startswith("| ") and "**all" not in line]
+    counts = {line.split(" | ")[1]: line for line in rows}
+    for artefact in catalog.all_artefacts():
+        cells = [int(c) for c in counts[artefact.name].strip("| ").split(" | ")[2:]]
+        claims, checked, holds, partly, fails, not_run, not_checkable = cells
+        assert claims == len(artefact.claims) == holds + partly + fails + not_run + not_checkable, artefact.name
+        assert checked == holds + partly + fails
+        assert not_checkable == sum(not c.checks for c in artefact.claims)
+        assert artefact.name not in skipped or not_run == claims - not_checkable
+        failing = [line for line in report.split("Failing claims:", 1)[1].split("\n| artefact |")[0].splitlines()]
+        assert sum(line.startswith(f"- {artefact.name}: “") for line in failing) == fails
+    # a verdict agrees with the runs it names: AdaRaker (the text's rules) holds as lowest only if it is
+    raker = (out / "raker_fig1_synthetic.md").read_text()
+    cells = [line.split(" | ") for line in raker.splitlines() if line.startswith("| synthetic |")]
+    losses = {c[1]: float(c[4]) for c in cells}
+    lowest = min(losses, key=losses.get) == "adaraker"
+    claim = next(line for line in raker.splitlines() if line.startswith("- Raker achieves competitive"))
+    assert f"AdaRaker, text: synthetic: loss adaraker {losses['adaraker']:.4g} |" in claim
+    assert ("but adaraker ≥" not in claim) == lowest and (claim.split(" — ")[1].startswith("**holds**") <= lowest)
     # ours beside the paper's numbers, with their source
     table1 = (out / "pros_n_kons_table1.md").read_text()
     casp = next(line for line in table1.splitlines() if line.startswith("| casp | pros_n_kons |"))

@@ -22,7 +22,7 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
       - "sigma = 4 with kors=code: ..."
       - id: adversary_search                  # named by claims; ablation: an arm run with the paper's setting
         text: "..."
-        ablation: {arm: raker_code_eta05, instead_of: raker_code}
+        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}
     uncovered:                                # the paper's results no run covers, and why
       - {what: "Table 1, slice and year", why: "..."}
     replay: kernel_awv                        # optional: replay every arm on this arm's recorded sequence
@@ -93,6 +93,7 @@ class Deviation:
     text: str
     id: str = ""
     ablation: tuple[str, str] | None = None  # (arm with the paper's setting, our arm)
+    metric: str | None = None  # what the ablation is compared on (default: the artefact's first metric)
 
 
 @dataclass(frozen=True)
@@ -173,10 +174,9 @@ def _claim(raw: dict, where: str) -> Claim:
 def _deviation(raw: str | dict) -> Deviation:
     if isinstance(raw, str):
         return Deviation(raw.strip())
-    ablation = raw.get("ablation")
-    return Deviation(
-        raw["text"].strip(), raw.get("id", ""), (ablation["arm"], ablation["instead_of"]) if ablation else None
-    )
+    ablation = raw.get("ablation") or {}
+    pair = (ablation["arm"], ablation["instead_of"]) if ablation else None
+    return Deviation(raw["text"].strip(), raw.get("id", ""), pair, ablation.get("metric"))
 
 
 def all_artefacts() -> list[Artefact]:

@@ -128,9 +128,12 @@ class Values:
     """The means over seeds of arms' metric on one dataset, at the rounds all of them reached."""
 
     means: dict[str, float]
-    rounds: int | None  # the matched round, when the arms played different numbers of rounds
+    rounds: int | None = None  # the matched round, when the arms played different numbers of rounds
+    unequal: tuple[int, int] | None = None  # whole runs of unequal lengths (a metric with no per-round value)
 
     def where(self) -> str:
+        if self.unequal:
+            return f" over whole runs of {self.unequal[0]:,} to {self.unequal[1]:,} rounds (no per-round value)"
         return f" at {self.rounds:,} rounds" if self.rounds else ""
 
 
@@ -140,32 +143,35 @@ def _runs(results: Results, dataset: str, arms: Sequence[str]) -> dict[str, Sequ
 
 
 def _matched(runs: Mapping[str, Sequence[Cell]], metric: str) -> int | None:
-    """The round all ``runs`` reached, when they played different numbers of rounds (else None)."""
+    """The round all ``runs`` reached, when they played different numbers of rounds and the metric can be
+    read at a round (else None: whole runs)."""
     played = {c.played for cells in runs.values() for c in cells}
-    if len(played) <= 1:
-        return None
-    if metric not in ROUNDWISE:
-        raise ConfigError(f"metric {metric!r} cannot be read at a round; compare it on runs of equal length")
-    return min(played)
+    return min(played) if len(played) > 1 and metric in ROUNDWISE else None
+
+
+def _unequal(runs: Mapping[str, Sequence[Cell]]) -> tuple[int, int] | None:
+    played = {c.played for cells in runs.values() for c in cells}
+    return (min(played), max(played)) if len(played) > 1 else None
 
 
 def _value(cell: Cell, metric: str, t: int | None) -> float | None:
     return cell.value(metric) if t is None else cell.at(metric, t)
 
 
-def values(results: Results, dataset: str, arms: Sequence[str], metric: str) -> Values | None:
-    """The arms' means over seeds on ``dataset``, matched in rounds; None if an arm has no run there."""
+def values(results: Results, dataset: str, arms: Sequence[str], metric: str, matched: bool = True) -> Values | None:
+    """The arms' means over seeds on ``dataset``, compared at the rounds all of them reached (``matched``; else
+    each over its whole runs: against a paper's number or a bound); None if an arm has no run there."""
     runs = _runs(results, dataset, arms)
     if runs is None:
         return None
-    t = _matched(runs, metric)
+    t = _matched(runs, metric) if matched else None
     means = {}
     for arm, cells in runs.items():
         present = [v for v in (_value(c, metric, t) for c in cells) if v is not None]
         if not present:
             return None
         means[arm] = float(np.mean(present))
-    return Values(means, t)
+    return Values(means, t, _unequal(runs) if matched and t is None and metric not in ROUNDWISE else None)
 
 
 def _not_run(dataset: str, arms: Sequence[str], results: Results) -> Outcome:
@@ -219,7 +225,7 @@ class Paper(Check):
         ]
         inside, outside, absent = [], [], []
         for arm, paper in rows:
-            got = values(results, dataset, [arm], self.metric)
+            got = values(results, dataset, [arm], self.metric, matched=False)
             if got is None:
                 absent.append(arm)
                 continue
@@ -274,7 +280,7 @@ class Bound(Check):
     at_most: float | None = None
 
     def _one(self, results, dataset, reported, tolerance):
-        got = values(results, dataset, list(self.arms), self.metric)
+        got = values(results, dataset, list(self.arms), self.metric, matched=False)
         if got is None:
             return _not_run(dataset, list(self.arms), results)
         ok = [a for a, v in got.means.items() if _within(v, self.at_least, self.at_most)]

@@ -161,11 +161,10 @@ def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
 def deviations(artefact: Artefact, rows: list[Row]) -> list[str]:
     """The deviations, each with the ablation's numbers beside ours where it names one."""
     out = ["", "Deviations from the paper's text, and why:", ""]
-    metric = artefact.metrics[0]
     for d in artefact.deviations:
         line = f"- {f'`{d.id}`: ' if d.id else ''}{d.text}"
         if d.ablation:
-            line += " " + _ablation(artefact, rows, metric, *d.ablation)
+            line += " " + _ablation(artefact, rows, d.metric or artefact.metrics[0], *d.ablation)
         out.append(line)
     return out
 
