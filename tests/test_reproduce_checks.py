@@ -243,3 +243,37 @@ def test_a_run_read_at_a_round_equals_the_prefix_of_its_rounds(okl_run, results_
     assert f.at("loss", 25) == pytest.approx(f.rounds.loss.iloc[:25].mean(), rel=1e-12)
     assert f.at("learner_s", 60) == pytest.approx(f.value("learner_s"))
     np.testing.assert_array_equal(f.series("y_hat", 10), f.rounds.y_hat.to_numpy()[:10])
+
+
+ABLATIONS = {  # the arm run with the paper's setting differs from ours in that setting only
+    ("pkawv_fig2_cod_rna", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
+    ("pkawv_fig4_ijcnn1", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
+    ("pros_n_kons_table1", "kors_batch_sigma8_eq4"): {"learner.sigma", "learner.kors"},
+    ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
+    ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
+    ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},
+    ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
+}
+
+
+def _settings(plan) -> dict:
+    from dataclasses import asdict
+
+    return {f"{g}.{k}": v for g in ("learner", "dataset") for k, v in asdict(getattr(plan, g).params).items()}
+
+
+def test_every_ablation_is_listed_here():
+    declared = {(a.name, d.ablation[0]) for a in catalog.all_artefacts() for d in a.deviations if d.ablation}
+    assert declared == set(ABLATIONS)
+
+
+@pytest.mark.parametrize(("preset", "arm"), sorted(ABLATIONS))
+def test_an_ablation_changes_only_the_setting_its_deviation_names(mirror, preset, arm):
+    ours = next(d.ablation[1] for d in catalog.load(preset).deviations if d.ablation and d.ablation[0] == arm)
+    group = next(o.split("=")[0] for o in sweep.combinations(preset, [])[0] if o.startswith(sweep.ARM))
+    dataset = sweep.combinations(preset, [])[0]  # one dataset of the preset's
+    only = [o for o in dataset if o.startswith("dataset=")]
+    runs = {r.arm: r.plan for r in sweep.expand(preset, ["seed=0", f"{group}={arm},{ours}", *only])}
+    a, b = _settings(runs[arm]), _settings(runs[ours])
+    assert {k for k in a if a[k] != b[k]} == ABLATIONS[preset, arm]
+    assert runs[arm].learner.name == runs[ours].learner.name

@@ -11,7 +11,7 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
     metrics: [loss, model_size, learner_s]    # the table's columns (okl.reproduce.metrics.METRICS)
     reported:                                 # the paper's numbers, one row per (dataset, arm)
       - {dataset: casp, arm: pros_n_kons, source: "Table 1, p. 8", loss: [0.06773, 0.00105], model_size: 21}
-    tolerance: {k: 1, relative: 0.1}          # when ours reproduces a paper number (checks.Tolerance)
+    tolerance: {k: 1, relative: 0.1}          # when ours reproduces a paper number (checks.Tolerance); null: no marks
     claims:                                   # what the paper states, each with its checks (okl.reproduce.checks)
       - source: "Appendix G, p. 24"
         text: "Kernel-AWV ... leads to the best regret"
@@ -107,7 +107,7 @@ class Artefact:
     claims: tuple[Claim, ...] = ()
     deviations: tuple[Deviation, ...] = ()
     uncovered: tuple[tuple[str, str], ...] = ()  # (the paper's result, why no run covers it)
-    tolerance: Tolerance = Tolerance()
+    tolerance: Tolerance | None = Tolerance()  # None: the reported numbers are references, not marked
     replay: str | None = None  # every arm is also replayed on the sequence this arm's run recorded
 
     def paper_row(self, dataset: str, arm: str) -> Reported | None:
@@ -148,7 +148,7 @@ def _load(name: str) -> Artefact:
         ),
         deviations=tuple(_deviation(d) for d in raw.pop("deviations", None) or ()),
         uncovered=tuple((u["what"], u["why"]) for u in raw.pop("uncovered", None) or ()),
-        tolerance=Tolerance(**raw.pop("tolerance", None) or {}),
+        tolerance=_tolerance(raw.pop("tolerance", {})),
         replay=raw.pop("replay", None),
     )
     if raw:
@@ -158,6 +158,10 @@ def _load(name: str) -> Artefact:
         if claim.explained_by and claim.explained_by not in ids:
             raise ConfigError(f"artefact {name}: claim explained_by {claim.explained_by!r} names no deviation id")
     return artefact
+
+
+def _tolerance(raw: dict | None) -> Tolerance | None:
+    return None if raw is None else Tolerance(**raw)
 
 
 def _claim(raw: dict, where: str) -> Claim:

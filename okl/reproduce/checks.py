@@ -217,6 +217,7 @@ class Paper(Check):
     relative: float | None = None
 
     def _one(self, results, dataset, reported, tolerance):
+        tolerance = tolerance or Tolerance()
         tol = Tolerance(self.k or tolerance.k, self.relative or tolerance.relative)
         rows = [
             (arm, v[self.metric])

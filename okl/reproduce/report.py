@@ -61,9 +61,10 @@ def _number(value: float | tuple[float, float] | None, digits: int) -> str:
     return f"{value:.{digits}g}"
 
 
-def _marked(paper, ours: tuple[float, float] | None, tolerance: Tolerance) -> str:
-    """The paper's number, marked ✓ when ours is within the tolerance of it, ✗ outside."""
-    if paper is None or ours is None:
+def _marked(paper, ours: tuple[float, float] | None, tolerance: Tolerance | None) -> str:
+    """The paper's number, marked ✓ when ours is within the tolerance of it, ✗ outside (no tolerance: a
+    reference, unmarked)."""
+    if paper is None or ours is None or tolerance is None:
         return _paper(paper)
     return f"{_paper(paper)} {'✓' if tolerance.inside(ours[0], paper) else '✗'}"
 
@@ -131,7 +132,8 @@ def verdicts(artefact: Artefact, rows: list[Row], absent: str = "") -> list[Verd
 
 def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     """The claims, one line each with its verdict and the numbers that decided it."""
-    out = ["", f"What {artefact.paper} states, checked over our runs ({artefact.tolerance.describe()}):", ""]
+    judged = f" ({artefact.tolerance.describe()})" if artefact.tolerance else ""
+    out = ["", f"What {artefact.paper} states, checked over our runs{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
         out.append(f"- {claim.text} ({claim.source}) — {verdict.line()}{_explained(artefact, claim, verdict)}")
     return out
@@ -170,16 +172,17 @@ def deviations(artefact: Artefact, rows: list[Row]) -> list[str]:
 
 
 def _ablation(artefact: Artefact, rows: list[Row], metric: str, arm: str, ours: str) -> str:
+    """The ablation arm's numbers beside ours, on each dataset."""
     by = {(r.dataset, r.arm): r for r in rows}
     parts = []
     for dataset in dict.fromkeys(r.dataset for r in rows):
-        paper, mine = by.get((dataset, arm)), by.get((dataset, ours))
-        if paper is None or mine is None:
+        other, mine = by.get((dataset, arm)), by.get((dataset, ours))
+        if other is None or mine is None:
             parts.append(f"{dataset}: arm {arm} not run (okl-reproduce {artefact.name} runs it)")
             continue
-        theirs, ours_ = (_number(r.summary(metric), METRICS[metric].digits) for r in (paper, mine))
-        parts.append(f"{dataset}: {theirs} against ours ({ours}) {ours_}")
-    return f"Measured, {METRICS[metric].header}, the paper's setting (arm {arm}): " + "; ".join(parts) + "."
+        theirs, ours_ = (_number(r.summary(metric), METRICS[metric].digits) for r in (other, mine))
+        parts.append(f"{dataset}: {arm} {theirs} against {ours} {ours_}")
+    return f"Measured ({METRICS[metric].header}): " + "; ".join(parts) + "."
 
 
 def uncovered(artefact: Artefact) -> list[str]:
