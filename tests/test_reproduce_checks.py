@@ -249,6 +249,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pkawv_fig2_cod_rna", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
     ("pkawv_fig4_ijcnn1", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
     ("pros_n_kons_table1", "kors_batch_sigma8_eq4"): {"learner.sigma", "learner.kors"},
+    ("pros_n_kons_table1", "pros_n_kons_eta_half"): {"learner.eta"},
     ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
     ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},
