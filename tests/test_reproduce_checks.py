@@ -192,6 +192,11 @@ def test_a_contradicted_claim_is_never_reported_as_holding():
         ({"kind": "best"}, "check kind 'best' unknown; choose among: order, paper, ratio, bound, seeds, trend"),
         ({"kind": "ratio", "arm": "a", "over": "b", "atmost": 1}, "check ratio takes "),
         ({"kind": "order", "arms": ["a", "b"], "better": "smaller"}, "better is lower or higher, not 'smaller'"),
+        ({"kind": "seeds", "arm": "a", "share": 0.5}, "check seeds needs over"),
+        (
+            {"kind": "trend", "metric": "y_hat", "arms": ["a", "b"]},
+            "check trend needs towards (the arm y_hat is compared to)",
+        ),
     ],
 )
 def test_a_bad_check_is_one_line_saying_what_to_change(raw, message):

@@ -355,6 +355,13 @@ def _gap(cells: Sequence[Cell], reference: Sequence[Cell], t: int) -> float:
     return float(np.mean(gaps))
 
 
+REQUIRED = {
+    "order": ("arms",),
+    "ratio": ("arm", "over"),
+    "bound": ("arms",),
+    "seeds": ("arm", "over"),
+    "trend": ("arms",),
+}
 KINDS: dict[str, type[Check]] = {
     "order": Order,
     "paper": Paper,
@@ -376,6 +383,11 @@ def parse(raw: Mapping, where: str) -> Check:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ConfigError(f"{where}: check {kind} takes {', '.join(sorted(known))}, not {', '.join(unknown)}")
+    missing = [k for k in REQUIRED.get(kind, ()) if not raw.get(k)]
+    if missing or (kind == "trend" and raw.get("metric") == "y_hat" and not raw.get("towards")):
+        raise ConfigError(
+            f"{where}: check {kind} needs {', '.join(missing) or 'towards (the arm y_hat is compared to)'}"
+        )
     if raw.get("better", "lower") not in ("lower", "higher"):
         raise ConfigError(f"{where}: better is lower or higher, not {raw['better']!r}")
     for key in ("arms", "datasets"):
