@@ -190,3 +190,17 @@ def test_peak_rss_of_a_spawned_run_is_its_own_not_its_parents():
     code = "from okl.system import peak_rss; print(peak_rss())"
     child = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert child < 200 * 2**20 and len(held) == 400 * 2**20
+
+
+def test_an_ablation_meant_to_diverge_is_reported_where_it_stopped_not_as_a_failure(
+    mirror, results_root, tmp_path, capsys
+):
+    """raker_code_eta05 (the code's rule at §4's eta = 0.5) diverges on Twitter: the section says where and
+    why beside ours, and the reproduction succeeds."""
+    code, stdout, _ = reproduce(capsys, "raker_fig1_twitter", "--seeds", "1", "--out", str(tmp_path))
+    assert code == 0 and "FAILED" not in stdout, stdout
+    section = (tmp_path / "raker_fig1_twitter.md").read_text()
+    deviation = next(line for line in section.splitlines() if line.startswith("- `code_eta`:"))
+    assert re.search(
+        r"Measured \(.*\): twitter: raker_code_eta05 stopped at round [\d,]+ \(seed 0\): raker predicted nan", deviation
+    )

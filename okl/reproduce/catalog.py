@@ -22,7 +22,7 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
       - "sigma = 4 with kors=code: ..."
       - id: adversary_search                  # named by claims; ablation: an arm run with the paper's setting
         text: "..."
-        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}
+        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}   # fails: true if it is to diverge
     uncovered:                                # the paper's results no run covers, and why
       - {what: "Table 1, slice and year", why: "..."}
     replay: kernel_awv                        # optional: replay every arm on this arm's recorded sequence
@@ -94,6 +94,7 @@ class Deviation:
     id: str = ""
     ablation: tuple[str, str] | None = None  # (arm with the paper's setting, our arm)
     metric: str | None = None  # what the ablation is compared on (default: the artefact's first metric)
+    fails: bool = False  # the ablation is expected to stop (diverge): the report says where, not a failure
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,11 @@ class Artefact:
     @property
     def paper_values(self) -> dict[tuple[str, str], dict]:
         return {(r.dataset, r.arm): r.values for r in self.reported}
+
+    @property
+    def failing_arms(self) -> set[str]:
+        """The ablation arms expected to stop on an error (a diverging step): reported, not failures."""
+        return {d.ablation[0] for d in self.deviations if d.ablation and d.fails}
 
     def deviation(self, id: str) -> Deviation | None:
         return next((d for d in self.deviations if d.id == id), None)
@@ -180,7 +186,7 @@ def _deviation(raw: str | dict) -> Deviation:
         return Deviation(raw.strip())
     ablation = raw.get("ablation") or {}
     pair = (ablation["arm"], ablation["instead_of"]) if ablation else None
-    return Deviation(raw["text"].strip(), raw.get("id", ""), pair, ablation.get("metric"))
+    return Deviation(raw["text"].strip(), raw.get("id", ""), pair, ablation.get("metric"), ablation.get("fails", False))
 
 
 def all_artefacts() -> list[Artefact]:

@@ -99,8 +99,9 @@ def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> N
         for root in options.roots
         for run in sweep.expand(artefact.name, [*options.overrides, *([f"sink.root={root}"] if root else [])])
     ]
-    _play(runs, options, outcome, say, what="runs")
+    _play(runs, options, outcome, say, what="runs", expected=artefact.failing_arms)
     finished = _finished(runs)
+    stopped = _stopped(runs, artefact.failing_arms)
     replays = []
     if artefact.replay:
         reference = next((f for f in finished if f.run.arm == artefact.replay), None)
@@ -121,12 +122,14 @@ def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> N
         "status": "drawn",
     }
     replayed = metrics.rows(replays)
-    text, found = report.section(artefact, rows, figure, options.report, summary, options.command, replayed)
+    text, found = report.section(artefact, rows, figure, options.report, summary, options.command, replayed, stopped)
     report.write_section(artefact, text, summary, options.out, found)
     outcome.note = str(figure)
 
 
-def _play(runs: list[sweep.Run], options: Options, outcome: Outcome, say, what: str) -> None:
+def _play(runs: list[sweep.Run], options: Options, outcome: Outcome, say, what: str, expected=frozenset()) -> None:
+    """Play the missing runs; a run of an arm in ``expected`` (an ablation meant to diverge) that fails is
+    reported in the section, not as a failure."""
     todo = execute.missing(runs)
     if not todo:
         say(f"  {len(runs)} {what}, all done before (reused)", flush=True)
@@ -137,8 +140,19 @@ def _play(runs: list[sweep.Run], options: Options, outcome: Outcome, say, what: 
     say(f"  playing {len(todo)} of {len(runs)} {what} ({len(runs) - len(todo)} reused)", flush=True)
     outcome.played += len(todo)
     for played in execute.play(todo, jobs=options.jobs, fresh=options.fresh):
-        if played.failed:
+        if played.failed and played.run.arm not in expected:
             outcome.failures.append(f"{played.run.label}: {played.line}")
+
+
+def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str]:
+    """(dataset, arm) -> where and why the first failed run of an arm in ``arms`` stopped."""
+    out = {}
+    for run in runs:
+        manifest = run.plan.run_dir().manifest() or {}
+        if run.arm in arms and manifest.get("status") == "failed":
+            why = f"stopped at round {manifest.get('rounds', 0) + 1:,} (seed {run.seed}): {manifest.get('error')}"
+            out.setdefault((run.dataset, run.arm), why)
+    return out
 
 
 def _finished(runs: list[sweep.Run]) -> list[Finished]:

@@ -160,23 +160,27 @@ def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
     return out
 
 
-def deviations(artefact: Artefact, rows: list[Row]) -> list[str]:
-    """The deviations, each with the ablation's numbers beside ours where it names one."""
+def deviations(artefact: Artefact, rows: list[Row], stopped: dict[tuple[str, str], str]) -> list[str]:
+    """The deviations, each with the ablation's numbers beside ours where it names one (or where and why the
+    ablation's run stopped, for one meant to diverge)."""
     out = ["", "Deviations from the paper's text, and why:", ""]
     for d in artefact.deviations:
         line = f"- {f'`{d.id}`: ' if d.id else ''}{d.text}"
         if d.ablation:
-            line += " " + _ablation(artefact, rows, d.metric or artefact.metrics[0], *d.ablation)
+            line += " " + _ablation(artefact, rows, stopped, d.metric or artefact.metrics[0], *d.ablation)
         out.append(line)
     return out
 
 
-def _ablation(artefact: Artefact, rows: list[Row], metric: str, arm: str, ours: str) -> str:
+def _ablation(artefact: Artefact, rows: list[Row], stopped: dict, metric: str, arm: str, ours: str) -> str:
     """The ablation arm's numbers beside ours, on each dataset."""
     by = {(r.dataset, r.arm): r for r in rows}
     parts = []
     for dataset in dict.fromkeys(r.dataset for r in rows):
         other, mine = by.get((dataset, arm)), by.get((dataset, ours))
+        if (dataset, arm) in stopped:
+            parts.append(f"{dataset}: {arm} {stopped[dataset, arm]}")
+            continue
         if other is None or mine is None:
             parts.append(f"{dataset}: arm {arm} not run (okl-reproduce {artefact.name} runs it)")
             continue
@@ -201,6 +205,7 @@ def section(
     summary: dict,
     command: str,
     replayed: list[Row] = (),
+    stopped: dict[tuple[str, str], str] | None = None,
 ) -> tuple[str, list[Verdict]]:
     """The artefact's section of REPRODUCTION.md (figure linked relative to the report), and its verdicts
     (checked on the rows and on the replays, whose dataset is ``replay``)."""
@@ -221,7 +226,7 @@ def section(
     ]
     found = verdicts(artefact, [*rows, *replayed])
     out += claims(artefact, found) if artefact.claims else []
-    out += deviations(artefact, rows) if artefact.deviations else []
+    out += deviations(artefact, rows, stopped or {}) if artefact.deviations else []
     out += uncovered(artefact)
     return "\n".join(out) + "\n", found
 
