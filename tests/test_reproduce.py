@@ -197,7 +197,8 @@ def test_an_ablation_meant_to_diverge_is_reported_where_it_stopped_not_as_a_fail
 ):
     """raker_code_eta05 (the code's rule at §4's eta = 0.5) diverges on Twitter: the section says where and
     why beside ours, and the reproduction succeeds."""
-    code, stdout, _ = reproduce(capsys, "raker_fig1_twitter", "--seeds", "1", "--out", str(tmp_path))
+    argv = ["raker_fig1_twitter", "--seeds", "1", "--out", str(tmp_path), "--report", str(tmp_path / "R.md")]
+    code, stdout, _ = reproduce(capsys, *argv)
     assert code == 0 and "FAILED" not in stdout, stdout
     section = (tmp_path / "raker_fig1_twitter.md").read_text()
     deviation = next(line for line in section.splitlines() if line.startswith("- `code_eta`:"))

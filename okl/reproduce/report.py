@@ -295,7 +295,12 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
             checked = sum(counts[v] for v in ("holds", "partly", "fails"))
             cells = [paper, name, str(sum(counts.values())), str(checked), *(str(counts[v]) for v in VERDICTS)]
             counted.append("| " + " | ".join(cells) + " |")
-    lines = ["## Scoreboard: what reproduces", "", *counted, "", "Failing claims:", ""]
+    intro = (
+        "Each artefact's claims by verdict (checked: decided by our runs, holds + partly + fails); not run: "
+        "its data or its arms' runs are absent here; not checkable: no run of ours can decide it (the reason "
+        "is given with the claim)."
+    )
+    lines = ["## Scoreboard: what reproduces", "", intro, "", *counted, "", "Failing claims:", ""]
     lines += [f"- {line}" for line in fails] or ["- none"]
     return "\n".join(lines) + "\n"
 
