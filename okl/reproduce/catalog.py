@@ -25,7 +25,7 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
         ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}   # fails: true if it is to diverge
     uncovered:                                # the paper's results no run covers, and why
       - {what: "Table 1, slice and year", why: "..."}
-    replay: kernel_awv                        # optional: replay every arm on this arm's recorded sequence
+    replay: kernel_awv                        # optional: replay every arm but the ablations on this arm's sequence
 
 A reported value is a number or ``[mean, std]``.
 """
@@ -117,6 +117,11 @@ class Artefact:
     @property
     def paper_values(self) -> dict[tuple[str, str], dict]:
         return {(r.dataset, r.arm): r.values for r in self.reported}
+
+    @property
+    def ablation_arms(self) -> set[str]:
+        """The arms run with a paper's setting where ours differs (its deviations' ablations)."""
+        return {d.ablation[0] for d in self.deviations if d.ablation}
 
     @property
     def failing_arms(self) -> set[str]:

@@ -108,7 +108,9 @@ def _reproduce(artefact: Artefact, options: Options, outcome: Outcome, say) -> N
         if reference is None:
             outcome.failures.append(f"no finished {artefact.replay} run to replay the others on")
         else:
-            replayed = [sweep.replay(f.run, reference.run) for f in finished]
+            # an ablation's setting may be the stream's (the adversary's search): it is not replayed
+            ablations = artefact.ablation_arms
+            replayed = [sweep.replay(f.run, reference.run) for f in finished if f.run.arm not in ablations]
             _play(replayed, options, outcome, say, what="replays")
             replays = _finished(replayed)
     if not finished:
