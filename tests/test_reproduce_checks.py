@@ -286,3 +286,25 @@ def test_an_ablation_changes_only_the_setting_its_deviation_names(mirror, preset
     a, b = _settings(runs[arm]), _settings(runs[ours])
     assert {k for k in a if a[k] != b[k]} == ABLATIONS[preset, arm]
     assert runs[arm].learner.name == runs[ours].learner.name
+
+
+def test_settings_print_the_streams_length_and_name_the_arms_capped_shorter(mirror):
+    """KRR is capped at 30,000 rounds: the dataset's line gives the length the other arms play, not KRR's."""
+    from types import SimpleNamespace
+
+    from okl.reproduce.metrics import Row
+
+    runs = sweep.expand("pkawv_fig4_casp", ["arm/pkawv=krr,taylor2"])
+    rows = [Row(r.dataset, r.arm, (SimpleNamespace(run=r),)) for r in runs]
+    krr, taylor = (next(r.plan for r in runs if r.arm == a) for a in ("krr", "taylor2"))
+    assert krr.rounds == 30000 < taylor.rounds
+    line = report.settings(rows).splitlines()[0]
+    assert line.startswith(f"- dataset `casp` ({taylor.rounds:,} rounds; krr at most 30,000): preset=pkawv")
+
+
+def test_a_paper_number_is_marked_inside_or_outside_its_tolerance():
+    assert report._marked((0.06773, 0.00105), (0.0685, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✓"
+    assert report._marked((0.06773, 0.00105), (0.0689, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✗"
+    assert report._marked(21.0, (19.0, 1.5), Tolerance(relative=0.1)) == "21 ✓"  # no ±: within 10%
+    assert report._marked(21.0, (18.6, 1.5), Tolerance(relative=0.1)) == "21 ✗"
+    assert report._marked(255.0, (15.3, 0.1), None) == "255"  # a reference, not a number to reproduce
