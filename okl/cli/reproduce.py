@@ -7,6 +7,11 @@ Examples::
     okl-reproduce --all --jobs 2                  # every artefact (make figures); REPRODUCTION.md
     okl-reproduce --all --smoke                   # the whole path on 200 rounds, one seed (about a minute)
     okl-reproduce pros_n_kons_table1 --seeds 10   # more seeds than the preset's
+    okl-reproduce --all --no-run                  # the report again from the runs there, nothing played
+
+Every claim of an artefact is checked over its runs and gets a verdict (holds, partly, fails, not run, not
+checkable) with the numbers that decided it; the scoreboard of the verdicts opens REPRODUCTION.md and is
+printed at the end.
 
 Complete runs are reused (the same run directories ``okl-run -m experiment=<name>`` writes). An artefact
 that fails does not stop the others; each failure is listed in one line at the end and the exit status
@@ -90,7 +95,8 @@ def _reproduce(artefacts, args) -> int:
     path = report.assemble(options.out, options.report)
     drawn = [o for o in outcomes if o.status == "drawn"]
     seconds = time.perf_counter() - start
-    print(f"\n{len(drawn)} of {len(outcomes)} drawn in {seconds:.0f} s; report {path}")
+    print(f"\n{report.scoreboard(options.out)}")
+    print(f"{len(drawn)} of {len(outcomes)} drawn in {seconds:.0f} s; report {path}")
     played = sum(o.played for o in outcomes)
     if args.all and not args.smoke and played:  # BENCHMARKS.md quotes the full reproduction's wall time
         report.record_timing(options.out, seconds, args.jobs, len(drawn), played)

@@ -11,11 +11,21 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
     metrics: [loss, model_size, learner_s]    # the table's columns (okl.reproduce.metrics.METRICS)
     reported:                                 # the paper's numbers, one row per (dataset, arm)
       - {dataset: casp, arm: pros_n_kons, source: "Table 1, p. 8", loss: [0.06773, 0.00105], model_size: 21}
-    claims:                                   # what the paper states without a number
-      - {source: "Appendix G, p. 24", text: "Kernel-AWV ... leads to the best regret"}
+    tolerance: {k: 1, relative: 0.1}          # when ours reproduces a paper number (checks.Tolerance); null: no marks
+    claims:                                   # what the paper states, each with its checks (okl.reproduce.checks)
+      - source: "Appendix G, p. 24"
+        text: "Kernel-AWV ... leads to the best regret"
+        checks: [{kind: order, metric: regret, arms: [kernel_awv, [taylor2, fogd]]}]
+        explained_by: adversary_search        # the deviation that would explain a failure
+      - {source: "Table 2", text: "LIBSVM 3.92%", not_checkable: "a batch solver okl does not run"}
     deviations:                               # every setting that differs from the text, and why
       - "sigma = 4 with kors=code: ..."
-    replay: kernel_awv                        # optional: replay every arm on this arm's recorded sequence
+      - id: adversary_search                  # named by claims; ablation: an arm run with the paper's setting
+        text: "..."
+        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}   # fails: true if it is to diverge
+    uncovered:                                # the paper's results no run covers, and why
+      - {what: "Table 1, slice and year", why: "..."}
+    replay: kernel_awv                        # optional: replay every arm but the ablations on this arm's sequence
 
 A reported value is a number or ``[mean, std]``.
 """
@@ -29,6 +39,7 @@ from pathlib import Path
 import yaml
 
 from okl.errors import ConfigError
+from okl.reproduce.checks import Claim, Tolerance, parse
 
 HERE = Path(__file__).parent / "artefacts"
 
@@ -75,6 +86,18 @@ class Reported:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """A setting that differs from the paper's text; ``ablation``: the arm run with the paper's setting
+    instead, and the arm of ours it replaces (the report prints both)."""
+
+    text: str
+    id: str = ""
+    ablation: tuple[str, str] | None = None  # (arm with the paper's setting, our arm)
+    metric: str | None = None  # what the ablation is compared on (default: the artefact's first metric)
+    fails: bool = False  # the ablation is expected to stop (diverge): the report says where, not a failure
+
+
+@dataclass(frozen=True)
 class Artefact:
     name: str
     paper: str
@@ -82,12 +105,31 @@ class Artefact:
     draws: str
     metrics: tuple[str, ...]
     reported: tuple[Reported, ...] = ()
-    claims: tuple[dict[str, str], ...] = ()
-    deviations: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    deviations: tuple[Deviation, ...] = ()
+    uncovered: tuple[tuple[str, str], ...] = ()  # (the paper's result, why no run covers it)
+    tolerance: Tolerance | None = Tolerance()  # None: the reported numbers are references, not marked
     replay: str | None = None  # every arm is also replayed on the sequence this arm's run recorded
 
     def paper_row(self, dataset: str, arm: str) -> Reported | None:
         return next((r for r in self.reported if (r.dataset, r.arm) == (dataset, arm)), None)
+
+    @property
+    def paper_values(self) -> dict[tuple[str, str], dict]:
+        return {(r.dataset, r.arm): r.values for r in self.reported}
+
+    @property
+    def ablation_arms(self) -> set[str]:
+        """The arms run with a paper's setting where ours differs (its deviations' ablations)."""
+        return {d.ablation[0] for d in self.deviations if d.ablation}
+
+    @property
+    def failing_arms(self) -> set[str]:
+        """The ablation arms expected to stop on an error (a diverging step): reported, not failures."""
+        return {d.ablation[0] for d in self.deviations if d.ablation and d.fails}
+
+    def deviation(self, id: str) -> Deviation | None:
+        return next((d for d in self.deviations if d.id == id), None)
 
 
 def load(name: str) -> Artefact:
@@ -112,13 +154,44 @@ def _load(name: str) -> Artefact:
         draws=raw.pop("draws"),
         metrics=tuple(raw.pop("metrics")),
         reported=tuple(reported),
-        claims=tuple(raw.pop("claims", None) or ()),
-        deviations=tuple(raw.pop("deviations", None) or ()),
+        claims=tuple(
+            _claim(c, f"{HERE / name}.yaml, claim {i + 1}") for i, c in enumerate(raw.pop("claims", None) or ())
+        ),
+        deviations=tuple(_deviation(d) for d in raw.pop("deviations", None) or ()),
+        uncovered=tuple((u["what"], u["why"]) for u in raw.pop("uncovered", None) or ()),
+        tolerance=_tolerance(raw.pop("tolerance", {})),
         replay=raw.pop("replay", None),
     )
     if raw:
         raise ConfigError(f"artefact {name}: unknown keys {sorted(raw)} in {HERE / name}.yaml")
+    ids = {d.id for d in artefact.deviations}
+    for claim in artefact.claims:
+        if claim.explained_by and claim.explained_by not in ids:
+            raise ConfigError(f"artefact {name}: claim explained_by {claim.explained_by!r} names no deviation id")
     return artefact
+
+
+def _tolerance(raw: dict | None) -> Tolerance | None:
+    return None if raw is None else Tolerance(**raw)
+
+
+def _claim(raw: dict, where: str) -> Claim:
+    raw = dict(raw)
+    checks = tuple(parse(c, where) for c in raw.pop("checks", None) or ())
+    claim = Claim(checks=checks, **raw)
+    if bool(claim.checks) == bool(claim.not_checkable):
+        raise ConfigError(
+            f"{where}: give the claim checks, or not_checkable: why no run can decide it (one of the two)"
+        )
+    return claim
+
+
+def _deviation(raw: str | dict) -> Deviation:
+    if isinstance(raw, str):
+        return Deviation(raw.strip())
+    ablation = raw.get("ablation") or {}
+    pair = (ablation["arm"], ablation["instead_of"]) if ablation else None
+    return Deviation(raw["text"].strip(), raw.get("id", ""), pair, ablation.get("metric"), ablation.get("fails", False))
 
 
 def all_artefacts() -> list[Artefact]:

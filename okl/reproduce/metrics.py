@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from okl import results
+from okl.reproduce.checks import ROUNDWISE
 from okl.reproduce.sweep import Run
 
 TAIL = 0.05  # polk_koppel2019 Table 2: "averaged over the final 5% of processed training examples"
@@ -46,6 +48,33 @@ class Finished:
 
     def tail(self) -> pd.DataFrame:
         return self.rounds.iloc[-max(1, int(round(TAIL * len(self.rounds)))) :]
+
+    # the results table's cell (okl.reproduce.checks.Cell)
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def played(self) -> int:
+        return int(self.manifest["rounds"])
+
+    def value(self, metric: str) -> float | None:
+        return METRICS[metric].value(self)
+
+    def series(self, column: str, t: int) -> np.ndarray:
+        """``column`` of rounds 1..t, read with column and row push-down."""
+        df = results.load(self.root, run=self.run.plan.run_id, columns=["t", column], where=results.field("t") <= t)
+        return df.sort_values("t")[column].to_numpy(dtype=float)
+
+    def at(self, metric: str, t: int) -> float | None:
+        """A metric after round ``t``: the average loss (in % on classification), the learner time, the
+        regret or the model size there, read from that one stored round."""
+        column = ROUNDWISE[metric]
+        df = results.load(self.root, run=self.run.plan.run_id, columns=["t", column], where=results.field("t") == t)
+        if df.empty or df[column].isna().all():
+            return None
+        x = float(df[column].iloc[0])
+        return self.percent * x / t if metric == "loss" else x / 1e9 if metric == "learner_s" else x
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,8 @@ def reproduce_all(artefacts: list[Artefact], options: Options, say=print) -> lis
         state.attempt(lambda s=state: _start(s, options, pool, history, say))
     try:
         for state, played in pool.results():
-            if played.failed:
-                state.outcome.failures.append(f"{played.run.label}: {played.line}")
+            if played.failed and played.run.arm not in state.outcome.artefact.failing_arms:  # an ablation meant
+                state.outcome.failures.append(f"{played.run.label}: {played.line}")  # to diverge is no failure
             state.pending -= 1
             if state.pending == 0:
                 state.attempt(lambda s=state: _advance(s, options, pool, history, say))
@@ -148,7 +148,9 @@ def _advance(state: _Artefact, options: Options, pool: execute.Pool, history: di
         if artefact.replay and reference is None:
             outcome.failures.append(f"no finished {artefact.replay} run to replay the others on")
         elif reference is not None:
-            state.replays = [sweep.replay(f.run, reference.run) for f in finished]
+            # an ablation's setting may be the stream's (the adversary's search): it is not replayed
+            ablations = artefact.ablation_arms
+            state.replays = [sweep.replay(f.run, reference.run) for f in finished if f.run.arm not in ablations]
             _submit(state, state.replays, options, pool, history, say, what="replays")
             if state.pending:
                 return
@@ -207,9 +209,21 @@ def _draw(state: _Artefact, options: Options) -> None:
         "compute_s": sum(f.manifest.get("wall_s") or 0.0 for f in [*finished, *replays]),
         "status": "drawn",
     }
-    text = report.section(artefact, rows, figure, options.report, summary, options.command)
-    report.write_section(artefact, text, summary, options.out)
+    replayed, stopped = metrics.rows(replays), _stopped(state.runs, artefact.failing_arms)
+    text, found = report.section(artefact, rows, figure, options.report, summary, options.command, replayed, stopped)
+    report.write_section(artefact, text, summary, options.out, found)
     outcome.note = str(figure)
+
+
+def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str]:
+    """(dataset, arm) -> where and why the first failed run of an arm in ``arms`` stopped."""
+    out = {}
+    for run in runs:
+        manifest = run.plan.run_dir().manifest() or {}
+        if run.arm in arms and manifest.get("status") == "failed":
+            why = f"stopped at round {manifest.get('rounds', 0) + 1:,} (seed {run.seed}): {manifest.get('error')}"
+            out.setdefault((run.dataset, run.arm), why)
+    return out
 
 
 def _finished(runs: list[sweep.Run]) -> list[Finished]:

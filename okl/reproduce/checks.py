@@ -1,0 +1,447 @@
+"""Claims as checks: each paper claim of an artefact carries checks over its results table, evaluated on every
+reproduction, and gets a computed verdict with the numbers that decided it.
+
+The results table holds, per (dataset, arm), the finished runs, one per seed (:class:`Cell`: a metric over the
+whole run, or read at a round). A check is declared in the artefact's file under its claim:
+
+.. code-block:: yaml
+
+    claims:
+      - source: "§4, Figure 1"
+        text: "AdaRaker consistently yields the lowest MSE"
+        explained_by: raker_rules          # the deviation that would explain a failure (else "unexplained")
+        checks:
+          - {kind: order, metric: loss, arms: [adaraker, [raker, omkl, adamkl]]}
+      - source: "Table 2"
+        text: "LIBSVM 3.92% error"
+        not_checkable: "a batch solver okl does not run"
+
+The kinds (``lower`` is better unless ``better: higher``):
+
+- ``order``: ``arms`` is a list of groups (an arm or a list of arms); every arm of a group beats every arm of
+  the later groups, on each dataset, by its mean over seeds;
+- ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
+  times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm);
+- ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
+- ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
+- ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
+- ``trend``: along ``arms`` (a parameter growing), the mean, or with ``towards`` its distance to that arm's
+  (``metric: y_hat``: the largest prediction gap max_t |ŷ_t − ŷ_t(towards)|, per seed), never rises and ends
+  below where it starts; it falls on some steps only: partly.
+
+Arms that played different numbers of rounds are compared at the rounds all of them reached: the metric is
+read at that round from the stored rounds (loss, learner time, regret, model size), not the runs' totals.
+Each check gives an outcome per dataset; a claim holds when every outcome of its checks holds, fails when
+none does, and holds partly otherwise (on the datasets named); it is not run when none of its arms ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from okl.errors import ConfigError
+
+VERDICTS = ("holds", "partly", "fails", "not run", "not checkable")
+# the metrics a run's stored rounds give at any round t, with the column that gives them
+ROUNDWISE = {"loss": "cum_loss", "learner_s": "elapsed_ns", "regret": "regret", "model_size": "model_size"}
+
+
+class Cell(Protocol):
+    """One finished run of a (dataset, arm): its seed, its rounds, its metrics."""
+
+    seed: int
+    played: int  # rounds played
+
+    def value(self, metric: str) -> float | None:
+        """The metric over the whole run."""
+
+    def at(self, metric: str, t: int) -> float | None:
+        """A metric of :data:`ROUNDWISE` after round ``t`` (read from the stored rounds)."""
+
+    def series(self, column: str, t: int) -> np.ndarray:
+        """A column of the stored rounds 1..t."""
+
+
+Results = Mapping[tuple[str, str], Sequence[Cell]]  # (dataset, arm) -> runs in seed order
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far ours may be from a paper's number and count as reproducing it: ``k`` times the paper's ±,
+    or ``relative`` to the number where the paper prints no ±."""
+
+    k: float = 1.0
+    relative: float = 0.1
+
+    def inside(self, ours: float, paper: float | tuple[float, float]) -> bool:
+        mean, std = (paper, None) if isinstance(paper, float | int) else paper
+        width = self.k * std if std else self.relative * abs(mean)
+        return abs(ours - mean) <= width + 1e-12 * abs(mean)
+
+    def describe(self) -> str:
+        return f"within {self.k:g}× the paper's ± (±{100 * self.relative:g}% where it prints none)"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check on one dataset: holds, partly, fails, or not run (the arms it names have no runs)."""
+
+    dataset: str
+    status: str
+    numbers: str
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str
+    metric: str = "loss"
+    better: str = "lower"
+    label: str = ""  # which part of the claim, printed before its numbers
+    datasets: tuple[str, ...] = ()  # the datasets the claim is about (default: every dataset of the results)
+
+    def evaluate(self, results: Results, reported: Mapping, tolerance: Tolerance) -> list[Outcome]:
+        """One outcome per dataset of the results (of ``datasets``, when given)."""
+        names = self.datasets or datasets(results)
+        return [self._one(results, d, reported, tolerance) for d in names]
+
+    def _one(self, results: Results, dataset: str, reported: Mapping, tolerance: Tolerance) -> Outcome:
+        raise NotImplementedError
+
+    def beats(self, a: float, b: float) -> bool:
+        return a < b if self.better == "lower" else a > b
+
+
+def datasets(results: Results) -> list[str]:
+    return list(dict.fromkeys(d for d, _ in results))
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4g}"
+
+
+@dataclass(frozen=True)
+class Values:
+    """The means over seeds of arms' metric on one dataset, at the rounds all of them reached."""
+
+    means: dict[str, float]
+    rounds: int | None = None  # the matched round, when the arms played different numbers of rounds
+    unequal: tuple[int, int] | None = None  # whole runs of unequal lengths (a metric with no per-round value)
+
+    def where(self) -> str:
+        if self.unequal:
+            return f" over whole runs of {self.unequal[0]:,} to {self.unequal[1]:,} rounds (no per-round value)"
+        return f" at {self.rounds:,} rounds" if self.rounds else ""
+
+
+def _runs(results: Results, dataset: str, arms: Sequence[str]) -> dict[str, Sequence[Cell]] | None:
+    runs = {a: results.get((dataset, a), ()) for a in arms}
+    return runs if all(runs.values()) else None
+
+
+def _matched(runs: Mapping[str, Sequence[Cell]], metric: str) -> int | None:
+    """The round all ``runs`` reached, when they played different numbers of rounds and the metric can be
+    read at a round (else None: whole runs)."""
+    played = {c.played for cells in runs.values() for c in cells}
+    return min(played) if len(played) > 1 and metric in ROUNDWISE else None
+
+
+def _unequal(runs: Mapping[str, Sequence[Cell]]) -> tuple[int, int] | None:
+    played = {c.played for cells in runs.values() for c in cells}
+    return (min(played), max(played)) if len(played) > 1 else None
+
+
+def _value(cell: Cell, metric: str, t: int | None) -> float | None:
+    return cell.value(metric) if t is None else cell.at(metric, t)
+
+
+def values(results: Results, dataset: str, arms: Sequence[str], metric: str, matched: bool = True) -> Values | None:
+    """The arms' means over seeds on ``dataset``, compared at the rounds all of them reached (``matched``; else
+    each over its whole runs: against a paper's number or a bound); None if an arm has no run there."""
+    runs = _runs(results, dataset, arms)
+    if runs is None:
+        return None
+    t = _matched(runs, metric) if matched else None
+    means = {}
+    for arm, cells in runs.items():
+        present = [v for v in (_value(c, metric, t) for c in cells) if v is not None]
+        if not present:
+            return None
+        means[arm] = float(np.mean(present))
+    return Values(means, t, _unequal(runs) if matched and t is None and metric not in ROUNDWISE else None)
+
+
+def _not_run(dataset: str, arms: Sequence[str], results: Results) -> Outcome:
+    absent = [a for a in arms if not results.get((dataset, a))]
+    return Outcome(dataset, "not run", f"{dataset}: no finished runs of {', '.join(absent) or 'the arms'}")
+
+
+def _groups(arms: Sequence[str | Sequence[str]]) -> list[list[str]]:
+    return [[a] if isinstance(a, str) else list(a) for a in arms]
+
+
+@dataclass(frozen=True)
+class Order(Check):
+    arms: tuple = ()
+
+    def _one(self, results, dataset, reported, tolerance):
+        groups = _groups(self.arms)
+        flat = [a for g in groups for a in g]
+        got = values(results, dataset, flat, self.metric)
+        if got is None:
+            return _not_run(dataset, flat, results)
+        m = got.means
+        broken = [
+            (a, b)
+            for i, g in enumerate(groups)
+            for a in g
+            for h in groups[i + 1 :]
+            for b in h
+            if not self.beats(m[a], m[b])
+        ]
+        shown = " | ".join(", ".join(f"{a} {_fmt(m[a])}" for a in g) for g in groups)
+        text = f"{dataset}: {self.metric}{got.where()} {shown}"
+        if broken:
+            sign = "≥" if self.better == "lower" else "≤"
+            text += "; but " + ", ".join(f"{a} {sign} {b}" for a, b in broken[:3]) + ("…" if len(broken) > 3 else "")
+        return Outcome(dataset, "fails" if broken else "holds", text)
+
+
+@dataclass(frozen=True)
+class Paper(Check):
+    arms: tuple = ()
+    k: float | None = None  # instead of the artefact's tolerance
+    relative: float | None = None
+
+    def _one(self, results, dataset, reported, tolerance):
+        tolerance = tolerance or Tolerance()
+        tol = Tolerance(self.k or tolerance.k, self.relative or tolerance.relative)
+        rows = [
+            (arm, v[self.metric])
+            for (d, arm), v in reported.items()
+            if d == dataset and self.metric in v and (not self.arms or arm in self.arms)
+        ]
+        inside, outside, absent = [], [], []
+        for arm, paper in rows:
+            got = values(results, dataset, [arm], self.metric, matched=False)
+            if got is None:
+                absent.append(arm)
+                continue
+            ours = got.means[arm]
+            (inside if tol.inside(ours, paper) else outside).append(f"{arm} {_fmt(ours)} vs {_paper(paper)}")
+        checked = len(inside) + len(outside)
+        if not checked:
+            return Outcome(
+                dataset, "not run", f"{dataset}: no finished runs of {', '.join(absent) or 'a reported arm'}"
+            )
+        status = "holds" if not outside else "fails" if not inside else "partly"
+        text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
+        return Outcome(dataset, status, text + (f"; outside: {', '.join(outside)}" if outside else ""))
+
+
+def _paper(value) -> str:
+    return " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
+
+
+@dataclass(frozen=True)
+class Ratio(Check):
+    arm: str = ""
+    over: str = ""
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def _one(self, results, dataset, reported, tolerance):
+        got = values(results, dataset, [self.arm, self.over], self.metric)
+        if got is None:
+            return _not_run(dataset, [self.arm, self.over], results)
+        a, b = got.means[self.arm], got.means[self.over]
+        ratio = a / b if b else float("inf")
+        ok = _within(ratio, self.at_least, self.at_most)
+        text = f"{dataset}: {self.metric} {self.arm}/{self.over} = {_fmt(a)}/{_fmt(b)} = {ratio:.3g}{got.where()}"
+        return Outcome(dataset, "holds" if ok else "fails", text + f" ({_bounds(self.at_least, self.at_most)})")
+
+
+def _within(x: float, lo: float | None, hi: float | None) -> bool:
+    return (lo is None or x >= lo) and (hi is None or x <= hi)
+
+
+def _bounds(lo: float | None, hi: float | None) -> str:
+    if lo is not None and hi is not None:
+        return f"asked: {lo:g} to {hi:g}"
+    return f"asked: ≥ {lo:g}" if lo is not None else f"asked: ≤ {hi:g}"
+
+
+@dataclass(frozen=True)
+class Bound(Check):
+    arms: tuple = ()
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def _one(self, results, dataset, reported, tolerance):
+        got = values(results, dataset, list(self.arms), self.metric, matched=False)
+        if got is None:
+            return _not_run(dataset, list(self.arms), results)
+        ok = [a for a, v in got.means.items() if _within(v, self.at_least, self.at_most)]
+        status = "holds" if len(ok) == len(self.arms) else "fails" if not ok else "partly"
+        shown = ", ".join(f"{a} {_fmt(v)}" for a, v in got.means.items())
+        return Outcome(
+            dataset, status, f"{dataset}: {self.metric}{got.where()} {shown} ({_bounds(self.at_least, self.at_most)})"
+        )
+
+
+@dataclass(frozen=True)
+class Seeds(Check):
+    arm: str = ""
+    over: str = ""
+    share: float = 1.0
+
+    def _one(self, results, dataset, reported, tolerance):
+        runs = _runs(results, dataset, [self.arm, self.over])
+        if runs is None:
+            return _not_run(dataset, [self.arm, self.over], results)
+        t = _matched(runs, self.metric)
+        theirs = {c.seed: c for c in runs[self.over]}
+        pairs = [(c, theirs[c.seed]) for c in runs[self.arm] if c.seed in theirs]
+        scored = [(_value(a, self.metric, t), _value(b, self.metric, t)) for a, b in pairs]
+        scored = [(a, b) for a, b in scored if a is not None and b is not None]
+        if not scored:
+            return _not_run(dataset, [self.arm, self.over], results)
+        won = sum(self.beats(a, b) for a, b in scored)
+        ok = won >= self.share * len(scored)
+        where = f" at {t:,} rounds" if t else ""
+        text = (
+            f"{dataset}: {self.arm} beats {self.over} on {self.metric}{where} in {won} of {len(scored)} seeds "
+            f"(asked: {100 * self.share:g}%)"
+        )
+        return Outcome(dataset, "holds" if ok else "fails", text)
+
+
+@dataclass(frozen=True)
+class Trend(Check):
+    arms: tuple = ()
+    towards: str | None = None
+
+    def _one(self, results, dataset, reported, tolerance):
+        arms = [*self.arms, *([self.towards] if self.towards else [])]
+        runs = _runs(results, dataset, arms)
+        if runs is None:
+            return _not_run(dataset, arms, results)
+        if self.metric == "y_hat":
+            t = min(c.played for cells in runs.values() for c in cells)
+            path = [_gap(runs[a], runs[self.towards], t) for a in self.arms]
+            what = f"largest prediction gap to {self.towards} over {t:,} rounds"
+        else:
+            got = values(results, dataset, arms, self.metric)
+            m = got.means
+            path = [abs(m[a] - m[self.towards]) if self.towards else m[a] for a in self.arms]
+            what = f"|{self.metric} − {self.towards}'s {_fmt(m[self.towards])}|" if self.towards else self.metric
+            what += got.where()
+        falls = [b <= a for a, b in zip(path, path[1:], strict=False)]
+        status = "holds" if all(falls) and path[-1] < path[0] else "fails" if path[-1] >= path[0] else "partly"
+        shown = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(self.arms, path, strict=True))
+        text = f"{dataset}: {what}: {shown}"
+        if status == "partly":
+            text += f" (rises on {len(falls) - sum(falls)} of {len(falls)} steps)"
+        return Outcome(dataset, status, text)
+
+
+def _gap(cells: Sequence[Cell], reference: Sequence[Cell], t: int) -> float:
+    """max_t |ŷ_t − ŷ_t(reference)| over rounds 1..t, averaged over the seeds both ran."""
+    ref = {c.seed: c for c in reference}
+    gaps = [np.abs(c.series("y_hat", t) - ref[c.seed].series("y_hat", t)).max() for c in cells if c.seed in ref]
+    return float(np.mean(gaps))
+
+
+REQUIRED = {
+    "order": ("arms",),
+    "ratio": ("arm", "over"),
+    "bound": ("arms",),
+    "seeds": ("arm", "over"),
+    "trend": ("arms",),
+}
+KINDS: dict[str, type[Check]] = {
+    "order": Order,
+    "paper": Paper,
+    "ratio": Ratio,
+    "bound": Bound,
+    "seeds": Seeds,
+    "trend": Trend,
+}
+
+
+def parse(raw: Mapping, where: str) -> Check:
+    """A check from its declaration in an artefact's file; a ConfigError saying what to change otherwise."""
+    raw = dict(raw)
+    kind = raw.pop("kind", None)
+    if kind not in KINDS:
+        raise ConfigError(f"{where}: check kind {kind!r} unknown; choose among: {', '.join(KINDS)}")
+    cls = KINDS[kind]
+    known = {f.name for f in cls.__dataclass_fields__.values()} - {"kind"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{where}: check {kind} takes {', '.join(sorted(known))}, not {', '.join(unknown)}")
+    missing = [k for k in REQUIRED.get(kind, ()) if not raw.get(k)]
+    if missing or (kind == "trend" and raw.get("metric") == "y_hat" and not raw.get("towards")):
+        raise ConfigError(
+            f"{where}: check {kind} needs {', '.join(missing) or 'towards (the arm y_hat is compared to)'}"
+        )
+    if raw.get("better", "lower") not in ("lower", "higher"):
+        raise ConfigError(f"{where}: better is lower or higher, not {raw['better']!r}")
+    for key in ("arms", "datasets"):
+        if key in raw:
+            raw[key] = tuple(a if isinstance(a, str) else tuple(a) for a in raw[key])
+    return cls(kind=kind, **raw)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's verdict and the numbers that decided it."""
+
+    status: str  # one of VERDICTS
+    numbers: str = ""
+    where: str = ""  # partly: on which datasets (or parts) it holds
+
+    def line(self) -> str:
+        head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")
+        return head + (f": {self.numbers}" if self.numbers else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    source: str
+    text: str
+    checks: tuple[Check, ...] = ()
+    not_checkable: str = ""  # why no check over our runs can decide it
+    explained_by: str = ""  # the id of the deviation that explains a failure
+
+    def verdict(self, results: Results, reported: Mapping, tolerance: Tolerance, absent: str = "") -> Verdict:
+        """The claim's verdict over ``results``; ``absent``: the artefact's data is not here (its fetch command)."""
+        if not self.checks:
+            return Verdict("not checkable", self.not_checkable)
+        if absent:
+            return Verdict("not run", absent)
+        parts = [(c, o) for c in self.checks for o in c.evaluate(results, reported, tolerance)]
+        return combine(parts)
+
+
+def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
+    """A claim's verdict from its checks' outcomes per dataset (the ones not run left aside)."""
+    ran = [(c, o) for c, o in parts if o.status != "not run"]
+    numbers = "; ".join((f"{c.label}: " if c.label else "") + o.numbers for c, o in parts)
+    if not ran:
+        return Verdict("not run", numbers)
+    statuses = {o.status for _, o in ran}
+    if statuses == {"holds"}:
+        return Verdict("holds", numbers)
+    if statuses == {"fails"}:
+        return Verdict("fails", numbers)
+    held = [(c.label + " " if c.label else "") + f"on {o.dataset}" for c, o in ran if o.status == "holds"]
+    where = "holds " + ", ".join(held) if held else "no part holds in full"
+    return Verdict("partly", numbers, where)
+
+
+def tally(verdicts: Sequence[Verdict]) -> dict[str, int]:
+    return {v: sum(x.status == v for x in verdicts) for v in VERDICTS}

@@ -1,0 +1,310 @@
+"""Claims as checks (okl.reproduce.checks): each kind of check against a hand-built results table (holds,
+fails, partly, at matched rounds, not run), the verdict a claim gets from them, and their declaration in the
+artefacts' files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from okl.errors import ConfigError
+from okl.reproduce import catalog, checks, report, sweep
+from okl.reproduce.checks import Claim, Tolerance, parse
+from okl.reproduce.metrics import Finished
+
+
+@dataclass
+class Cell:
+    """A run of the hand-built table: its per-round losses (and predictions), one second per round."""
+
+    seed: int
+    losses: list[float]
+    y_hat: list[float] = field(default_factory=list)
+    extra: dict[str, float] = field(default_factory=dict)  # whole-run metrics with no rounds (risk_tail, ...)
+
+    @property
+    def played(self) -> int:
+        return len(self.losses)
+
+    def at(self, metric: str, t: int) -> float:
+        return float(np.mean(self.losses[:t])) if metric == "loss" else float(t)  # learner_s: 1 s per round
+
+    def value(self, metric: str) -> float:
+        return self.extra[metric] if metric in self.extra else self.at(metric, self.played)
+
+    def series(self, column: str, t: int) -> np.ndarray:
+        return np.asarray(getattr(self, column)[:t], dtype=float)
+
+
+def flat(loss: float, n: int = 10, seed: int = 0, **extra) -> Cell:
+    return Cell(seed, [loss] * n, extra=extra)
+
+
+def verdict(raw: dict, results, reported=None, tolerance: Tolerance | None = None) -> checks.Verdict:
+    claim = Claim("src", "a claim", checks=(parse(raw, "test"),))
+    return claim.verdict(results, reported or {}, tolerance or Tolerance())
+
+
+ORDER = {"kind": "order", "metric": "loss", "arms": ["a", ["b", "c"]]}
+
+
+def test_order_holds_fails_and_holds_partly_naming_the_datasets():
+    good = {("d1", "a"): [flat(1.0)], ("d1", "b"): [flat(2.0)], ("d1", "c"): [flat(3.0)]}
+    assert verdict(ORDER, good).status == "holds"
+    bad = {("d1", "a"): [flat(2.5)], ("d1", "b"): [flat(2.0)], ("d1", "c"): [flat(3.0)]}
+    got = verdict(ORDER, bad)
+    assert got.status == "fails" and "a 2.5 | b 2, c 3; but a ≥ b" in got.numbers
+    mixed = {**good, **{(d.replace("d1", "d2"), a): v for (d, a), v in bad.items()}}
+    got = verdict(ORDER, mixed)
+    assert got.status == "partly" and got.where == "holds on d1"
+    assert "d1: loss a 1 | b 2, c 3" in got.numbers and "d2: loss a 2.5" in got.numbers
+    higher = verdict({**ORDER, "better": "higher"}, bad)
+    assert higher.status == "fails" and "a ≤ c" in higher.numbers  # 2.5 is not above c's 3
+
+
+def test_arms_of_different_lengths_are_compared_at_the_rounds_both_reached():
+    """a is better over the 50 rounds b played, worse over its own 100: the claim is judged on rounds 1..50."""
+    a = Cell(0, [1.0] * 50 + [9.0] * 50)
+    b = Cell(0, [2.0] * 50)
+    got = verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, {("d", "a"): [a], ("d", "b"): [b]})
+    assert a.value("loss") > b.value("loss")
+    assert got.status == "holds" and got.numbers == "d: loss at 50 rounds a 1 | b 2"
+    ratio = {"kind": "ratio", "metric": "learner_s", "arm": "b", "over": "a", "at_most": 0.9}
+    got = verdict(ratio, {("d", "a"): [a], ("d", "b"): [b]})  # 50 s against 50 s at round 50, not 50 against 100
+    assert got.status == "fails" and "= 1 at 50 rounds" in got.numbers
+
+
+def test_a_metric_without_rounds_is_compared_over_whole_runs_and_says_so():
+    a, b = Cell(0, [1.0] * 5, extra={"risk_tail": 1.0}), Cell(0, [1.0] * 9, extra={"risk_tail": 2.0})
+    got = verdict({"kind": "order", "metric": "risk_tail", "arms": ["a", "b"]}, {("d", "a"): [a], ("d", "b"): [b]})
+    assert got == checks.Verdict(
+        "holds", "d: risk_tail over whole runs of 5 to 9 rounds (no per-round value) a 1 | b 2"
+    )
+
+
+def test_ours_against_the_paper_or_a_bound_is_over_the_whole_runs():
+    """A paper's number is for its whole runs: a seed that stopped early does not cut the others short."""
+    results = {("d", "a"): [Cell(0, [1.0] * 10 + [3.0] * 10), Cell(1, [1.0] * 10)]}  # means 2 and 1
+    got = verdict({"kind": "paper", "metric": "loss"}, results, {("d", "a"): {"loss": (1.5, 0.01)}})
+    assert got == checks.Verdict("holds", "d: 1 of 1 loss inside")
+    got = verdict({"kind": "bound", "metric": "loss", "arms": ["a"], "at_least": 1.4}, results)
+    assert got == checks.Verdict("holds", "d: loss a 1.5 (asked: ≥ 1.4)")
+
+
+def test_paper_within_k_std_or_the_relative_tolerance_where_it_prints_none():
+    results = {("d", "a"): [flat(1.0, seed=0), flat(1.2, seed=1)], ("d", "b"): [flat(5.0)]}
+    reported = {("d", "a"): {"loss": (1.0, 0.05)}, ("d", "b"): {"loss": 4.6}}
+    strict = verdict({"kind": "paper", "metric": "loss"}, results, reported, Tolerance(k=1, relative=0.1))
+    assert strict.status == "partly" and "1 of 2 loss inside; outside: a 1.1 vs 1 ± 0.05" in strict.numbers
+    wide = verdict({"kind": "paper", "metric": "loss", "k": 2}, results, reported, Tolerance(k=1, relative=0.1))
+    assert wide.status == "holds"  # |1.1 - 1| <= 2 × 0.05; |5 - 4.6| <= 10% of 4.6
+    assert Tolerance(relative=0.05).inside(5.0, 4.6) is False and Tolerance(k=3).inside(1.1, (1.0, 0.05))
+
+
+def test_ratio_and_bound_report_the_numbers_and_the_bounds_asked():
+    results = {("d", "a"): [flat(1.0)], ("d", "b"): [flat(4.0)]}
+    got = verdict(
+        {"kind": "ratio", "metric": "loss", "arm": "a", "over": "b", "at_least": 0.1, "at_most": 0.2}, results
+    )
+    assert got.status == "fails" and got.numbers == "d: loss a/b = 1/4 = 0.25 (asked: 0.1 to 0.2)"
+    got = verdict({"kind": "bound", "metric": "loss", "arms": ["a", "b"], "at_most": 2}, results)
+    assert got.status == "partly" and got.numbers == "d: loss a 1, b 4 (asked: ≤ 2)"
+
+
+def test_seeds_pairs_runs_by_seed_not_by_mean():
+    """a's mean is lower (one large win), but it beats b on 1 seed of 3: at least 2 of 3 asked."""
+    a = [flat(0.1, seed=0), flat(3.0, seed=1), flat(3.0, seed=2)]
+    b = [flat(2.0, seed=2), flat(2.0, seed=1), flat(2.5, seed=0), flat(0.0, seed=7)]  # seed 7: a has no pair
+    results = {("d", "a"): a, ("d", "b"): b}
+    assert verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, results).status == "fails"
+    got = verdict({"kind": "seeds", "metric": "loss", "arm": "a", "over": "b", "share": 0.6}, results)
+    assert got.status == "fails" and "a beats b on loss in 1 of 3 seeds (asked: 60%)" in got.numbers
+    assert (
+        verdict({"kind": "seeds", "metric": "loss", "arm": "a", "over": "b", "share": 0.3}, results).status == "holds"
+    )
+
+
+TREND = {"kind": "trend", "metric": "loss", "arms": ["m1", "m2", "m3"], "towards": "exact"}
+
+
+@pytest.mark.parametrize(
+    ("losses", "status"),
+    [((4.0, 2.0, 1.5), "holds"), ((4.0, 5.0, 1.5), "partly"), ((2.0, 3.0, 4.0), "fails"), ((2.0, 2.0, 2.0), "fails")],
+)
+def test_trend_towards_a_reference(losses, status):
+    results = {("d", m): [flat(x)] for m, x in zip(TREND["arms"], losses, strict=True)} | {("d", "exact"): [flat(1.0)]}
+    got = verdict(TREND, results)
+    assert got.status == status
+    gaps = ", ".join(f"m{i} {x - 1:g}" for i, x in enumerate(losses, 1))
+    assert f"|loss − exact's 1|: {gaps}" in got.numbers
+
+
+def test_trend_of_the_largest_prediction_gap_per_seed():
+    exact = [Cell(s, [0.0] * 4, y_hat=[0.0, 1.0, 2.0, 3.0]) for s in (0, 1)]
+    far = [Cell(s, [0.0] * 4, y_hat=[0.5, 1.0, 2.0, 3.0 + s]) for s in (0, 1)]  # max gaps 0.5 and 1: mean 0.75
+    near = [Cell(s, [0.0] * 4, y_hat=[0.0, 1.1, 2.0, 3.0]) for s in (0, 1)]
+    raw = {"kind": "trend", "metric": "y_hat", "arms": ["far", "near"], "towards": "exact"}
+    got = verdict(raw, {("d", "far"): far, ("d", "near"): near, ("d", "exact"): exact})
+    assert (
+        got.status == "holds" and got.numbers == "d: largest prediction gap to exact over 4 rounds: far 0.75, near 0.1"
+    )
+
+
+def test_not_run_and_not_checkable():
+    results = {("d", "a"): [flat(1.0)]}  # b never ran
+    got = verdict(ORDER, results)
+    assert got.status == "not run" and got.numbers == "d: no finished runs of b, c"
+    claim = Claim("src", "text", checks=(parse(ORDER, "t"),))
+    absent = claim.verdict({}, {}, Tolerance(), absent="data absent: okl-data fetch casp")
+    assert absent == checks.Verdict("not run", "data absent: okl-data fetch casp")
+    why = Claim("src", "text", not_checkable="a batch solver okl does not run").verdict(results, {}, Tolerance())
+    assert why.status == "not checkable" and why.numbers == "a batch solver okl does not run"
+    # a part not run is left aside: the part that ran decides
+    both = Claim("s", "t", checks=(parse(ORDER, "t"), parse({"kind": "bound", "arms": ["a"], "at_most": 2}, "t")))
+    assert both.verdict(results, {}, Tolerance()).status == "holds"
+
+
+def test_a_contradicted_claim_is_never_reported_as_holding():
+    """Whatever the mix of checks, one that fails everywhere keeps the claim from holding."""
+    results = {("d1", "a"): [flat(1.0)], ("d1", "b"): [flat(2.0)], ("d2", "a"): [flat(1.0)], ("d2", "b"): [flat(2.0)]}
+    holds = parse({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, "t")
+    contradicted = parse({"kind": "order", "metric": "loss", "arms": ["b", "a"]}, "t")
+    got = Claim("s", "t", checks=(holds, contradicted)).verdict(results, {}, Tolerance())
+    assert got.status == "partly" and "but b ≥ a" in got.numbers
+    claim = Claim("§4", "b beats a", checks=(contradicted,), explained_by="why")
+    artefact = catalog.Artefact(
+        "x", "paper", "title", "bars", ("loss",), claims=(claim,), deviations=(catalog.Deviation("text", "why"),)
+    )
+    found = [claim.verdict(results, {}, Tolerance())]
+    (line,) = [x for x in report.claims(artefact, found) if x.startswith("- ")]
+    assert "**holds**" not in line and line.startswith("- b beats a (§4) — **fails**: d1: loss b 2 | a 1; but b ≥ a")
+    assert line.endswith("— deviation `why`")
+    assert report.failing(artefact, found) == [
+        "x: “b beats a” — d1: loss b 2 | a 1; but b ≥ a; d2: loss b 2 | a 1; but b ≥ a — deviation `why`"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"kind": "best"}, "check kind 'best' unknown; choose among: order, paper, ratio, bound, seeds, trend"),
+        ({"kind": "ratio", "arm": "a", "over": "b", "atmost": 1}, "check ratio takes "),
+        ({"kind": "order", "arms": ["a", "b"], "better": "smaller"}, "better is lower or higher, not 'smaller'"),
+        ({"kind": "seeds", "arm": "a", "share": 0.5}, "check seeds needs over"),
+        (
+            {"kind": "trend", "metric": "y_hat", "arms": ["a", "b"]},
+            "check trend needs towards (the arm y_hat is compared to)",
+        ),
+    ],
+)
+def test_a_bad_check_is_one_line_saying_what_to_change(raw, message):
+    with pytest.raises(ConfigError, match="^where: ") as err:
+        parse(raw, "where")
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", catalog.ORDER + catalog.BENCH)
+def test_every_claim_has_checks_naming_arms_and_datasets_of_its_preset(name):
+    """A check naming an arm the preset does not run would never be decided; a failing claim names a deviation
+    of its artefact or none."""
+    artefact = catalog.load(name)
+    combos = sweep.combinations(name, [])
+    arms = {o.split("=", 1)[1] for c in combos for o in c if o.startswith(sweep.ARM)}
+    datasets = set(sweep.datasets(name, [])) | ({"replay"} if artefact.replay else set())
+    for claim in artefact.claims:
+        assert claim.checks or claim.not_checkable, claim.text
+        for check in claim.checks:
+            named = {getattr(check, k, None) for k in ("arm", "over", "towards")} - {None}
+            named |= {a for group in getattr(check, "arms", ()) for a in ([group] if isinstance(group, str) else group)}
+            assert named <= arms, (claim.text, named - arms)
+            assert set(check.datasets) <= datasets, claim.text
+    for deviation in artefact.deviations:
+        assert deviation.ablation is None or set(deviation.ablation) <= arms
+
+
+def test_a_claim_without_checks_or_reason_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "pkawv_fig2_cod_rna.yaml").write_text(
+        "paper: p\ntitle: t\ndraws: curves\nmetrics: [loss]\nclaims:\n  - {source: s, text: t}\n"
+    )
+    monkeypatch.setattr(catalog, "HERE", tmp_path)
+    catalog._load.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="claim 1: give the claim checks, or not_checkable"):
+            catalog.load("pkawv_fig2_cod_rna")
+    finally:
+        catalog._load.cache_clear()
+
+
+def test_a_run_read_at_a_round_equals_the_prefix_of_its_rounds(okl_run, results_root):
+    """Finished.at reads one stored round (column and row push-down): the loss there is the prefix mean."""
+    overrides = ["arm/awv=taylor2", "n=60", "seed=0"]
+    code, _, err = okl_run("experiment=pkawv_taylor_convergence", *overrides, "progress=false")
+    assert code == 0, err
+    (run,) = [r for r in sweep.expand("pkawv_taylor_convergence", overrides) if r.seed == 0]
+    f = Finished(run)
+    assert f.played == 60
+    assert f.at("loss", 25) == pytest.approx(f.rounds.loss.iloc[:25].mean(), rel=1e-12)
+    assert f.at("learner_s", 60) == pytest.approx(f.value("learner_s"))
+    np.testing.assert_array_equal(f.series("y_hat", 10), f.rounds.y_hat.to_numpy()[:10])
+
+
+ABLATIONS = {  # the arm run with the paper's setting differs from ours in that setting only
+    ("pkawv_fig2_cod_rna", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
+    ("pkawv_fig4_ijcnn1", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
+    ("pkawv_fig3_adversary", "kernel_awv_search3x20"): {"dataset.starts", "dataset.maxiter"},
+    ("pros_n_kons_table1", "kors_batch_sigma8_eq4"): {"learner.sigma", "learner.kors"},
+    ("pros_n_kons_table1", "pros_n_kons_eta_half"): {"learner.eta"},
+    ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
+    ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
+    ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},
+    ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
+    **{(f"raker_fig1_{d}", "raker_code_eta05"): {"learner.eta"} for d in ("twitter", "tomshardware", "energy", "air")},
+    ("raker_fig1_synthetic", "raker_code_eta05"): {"learner.eta"},
+}
+
+
+def _settings(plan) -> dict:
+    from dataclasses import asdict
+
+    return {f"{g}.{k}": v for g in ("learner", "dataset") for k, v in asdict(getattr(plan, g).params).items()}
+
+
+def test_every_ablation_is_listed_here():
+    declared = {(a.name, d.ablation[0]) for a in catalog.all_artefacts() for d in a.deviations if d.ablation}
+    assert declared == set(ABLATIONS)
+
+
+@pytest.mark.parametrize(("preset", "arm"), sorted(ABLATIONS))
+def test_an_ablation_changes_only_the_setting_its_deviation_names(mirror, preset, arm):
+    ours = next(d.ablation[1] for d in catalog.load(preset).deviations if d.ablation and d.ablation[0] == arm)
+    group = next(o.split("=")[0] for o in sweep.combinations(preset, [])[0] if o.startswith(sweep.ARM))
+    dataset = sweep.combinations(preset, [])[0]  # one dataset of the preset's
+    only = [o for o in dataset if o.startswith("dataset=")]
+    runs = {r.arm: r.plan for r in sweep.expand(preset, ["seed=0", f"{group}={arm},{ours}", *only])}
+    a, b = _settings(runs[arm]), _settings(runs[ours])
+    assert {k for k in a if a[k] != b[k]} == ABLATIONS[preset, arm]
+    assert runs[arm].learner.name == runs[ours].learner.name
+
+
+def test_settings_print_the_streams_length_and_name_the_arms_capped_shorter(mirror):
+    """KRR is capped at 30,000 rounds: the dataset's line gives the length the other arms play, not KRR's."""
+    from types import SimpleNamespace
+
+    from okl.reproduce.metrics import Row
+
+    runs = sweep.expand("pkawv_fig4_casp", ["arm/pkawv=krr,taylor2"])
+    rows = [Row(r.dataset, r.arm, (SimpleNamespace(run=r),)) for r in runs]
+    krr, taylor = (next(r.plan for r in runs if r.arm == a) for a in ("krr", "taylor2"))
+    assert krr.rounds == 30000 < taylor.rounds
+    line = report.settings(rows).splitlines()[0]
+    assert line.startswith(f"- dataset `casp` ({taylor.rounds:,} rounds; krr at most 30,000): preset=pkawv")
+
+
+def test_a_paper_number_is_marked_inside_or_outside_its_tolerance():
+    assert report._marked((0.06773, 0.00105), (0.0685, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✓"
+    assert report._marked((0.06773, 0.00105), (0.0689, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✗"
+    assert report._marked(21.0, (19.0, 1.5), Tolerance(relative=0.1)) == "21 ✓"  # no ±: within 10%
+    assert report._marked(21.0, (18.6, 1.5), Tolerance(relative=0.1)) == "21 ✗"
+    assert report._marked(255.0, (15.3, 0.1), None) == "255"  # a reference, not a number to reproduce
