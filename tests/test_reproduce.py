@@ -215,7 +215,7 @@ def test_peak_rss_of_a_run_is_its_own_not_its_processes(okl_run, results_root):
     code, _, err = okl_run("learner=fogd", "n=2000", "progress=false")
     assert code == 0, err
     recorded = only_run(results_root).manifest()["peak_rss_bytes"]
-    assert recorded < before - 400 * 2**20 and recorded <= peak_rss()
+    assert recorded < before - 400 * 2**20
 
 
 def test_the_pool_starts_the_longest_expected_run_first_and_takes_runs_submitted_meanwhile(results_root):
