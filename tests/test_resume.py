@@ -1,13 +1,17 @@
 """A stopped run resumes from its last snapshot and ends bit-identical to an uninterrupted run (timings
 aside): killed with SIGKILL (its manifest says running, its process is gone), interrupted, or timed out
-(tests/test_cli.py), for one learner of each family. It starts over when resuming would not be exact."""
+(tests/test_cli.py): every registered learner, and EWA over every kind of expert, after a kill at its first
+closed part; one learner of each family killed mid-way at a real SIGKILL. It starts over when resuming
+would not be exact."""
 
 import signal
 
 import pandas as pd
 import pytest
 
-from helpers import only_run, spawn_run, wait_for_parts
+from helpers import KILLED, killed_after_first_part, only_run, override, spawn_run, wait_for_parts
+from okl.learners import LEARNERS
+from test_learners import SETTINGS
 
 FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kill lands mid-way
     "awv/ridge": (["learner=pkrr_taylor"], 100_000, 500),
@@ -17,6 +21,51 @@ FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kil
     "POLK (held-out checkpoints)": (["learner=polk", "dataset=multidist"], 60_000, 500),
     "AdaRaker": (["learner=adaraker"], 300_000, 500),
 }
+
+
+def learner_overrides(name):
+    """okl-run overrides for the learner ``name`` with the common tests' small settings, on a stream of its task."""
+    task = "regression" if "regression" in LEARNERS.get(name).tasks else "binary"
+    return [
+        f"learner={name}",
+        f"dataset.task={task}",
+        *(f"++learner.{k}={override(v)}" for k, v in SETTINGS[name].items()),
+    ]
+
+
+def ewa_overrides(task):
+    """EWA over one expert of every kind that is online and learns ``task``."""
+    experts = [
+        {"name": name, **SETTINGS[name]}
+        for name in LEARNERS.names()
+        if name != "ewa" and LEARNERS.get(name).beforehand is None and task in LEARNERS.get(name).tasks
+    ]
+    return ["learner=ewa", f"dataset.task={task}", f"++learner.experts={override(experts)}"]
+
+
+CASES = {name: learner_overrides(name) for name in LEARNERS.names()} | {
+    f"ewa over every {task} expert": ewa_overrides(task) for task in ("regression", "binary")
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_learner_resumes_bit_identically_after_a_kill_at_its_first_part(case, okl_run, tmp_path, monkeypatch):
+    """A snapshot that copied a learner's views apart from its buffers (bsgd's support vectors) resumed as
+    "complete" with other predictions in most rows."""
+    args = [*CASES[case], "n=600", "block=64", "sink.part_rows=128", "checkpoints=0", "progress=false"]
+    assert killed_after_first_part(tmp_path / "killed", *args) == KILLED
+    killed = only_run(tmp_path / "killed").manifest()
+    snapshot = killed["snapshot"]["rounds"]
+    assert killed["status"] == "running" and 0 < snapshot == killed["rounds"] < 600
+
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
+    code, out, err = okl_run(*args)
+    assert code == 0 and f"complete (resumed from round {snapshot:,})" in out, err
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
+    assert okl_run(*args)[0] == 0
+    (a, _), (b, _) = content(tmp_path / "killed"), content(tmp_path / "clean")
+    assert len(b) == 600 and list(a.columns) == list(b.columns)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def content(root):
