@@ -4,6 +4,7 @@ aside): killed with SIGKILL (its manifest says running, its process is gone), in
 closed part; one learner of each family killed mid-way at a real SIGKILL. It starts over when resuming
 would not be exact."""
 
+import pickle
 import signal
 
 import pandas as pd
@@ -128,3 +129,19 @@ def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "c"))
     assert okl_run(*args, "block=128")[0] == 0
     pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)
+
+
+def test_a_run_json_pointing_its_snapshot_elsewhere_starts_over_without_unpickling_it(okl_run, results_root):
+    """A tampered results root ran arbitrary code on the next okl-run."""
+    from test_store import Planted
+
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    run = only_run(results_root)
+    planted = results_root / "planted.pkl"
+    planted.write_bytes(pickle.dumps(Planted(results_root / "pwned")))
+    run.record(snapshot={**run.manifest()["snapshot"], "path": str(planted)})
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert f"complete (started over: its snapshot {planted} lies outside {run.path / 'snapshots'})" in out
+    assert not (results_root / "pwned").exists() and only_run(results_root).manifest()["rounds"] == 600

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from okl import analyses
 from okl.analyses import heldout
 from okl.config import Plan
-from okl.errors import Interrupted, OklError, ResourceError
+from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Timeout, play, prepare
 from okl.store import RoundWriter, RunDir
 from okl.system import git_state, peak_rss, tune_allocator, versions
@@ -157,7 +157,9 @@ def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, A
     if previous.get("config", {}).get("checkpoints") != plan.run.checkpoints:
         return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous['config'].get('checkpoints')}"
     try:
-        state = run.read_snapshot(previous["snapshot"]["path"])
+        state = run.read_snapshot(previous["snapshot"])
+    except DataError as exc:  # not the snapshot run.json names: never unpickled
+        return None, str(exc)
     except Exception as exc:  # noqa: BLE001 (unreadable, or its classes changed: start over)
         return None, f"its snapshot could not be read ({type(exc).__name__})"
     if state.get("code") != code:
@@ -170,7 +172,7 @@ def _final_learner(run: RunDir, manifest: dict, plan: Plan):
     configured (untrained) learner when there is none."""
     if manifest.get("snapshot") and analyses.pending(plan, manifest):
         try:
-            return run.read_snapshot(manifest["snapshot"]["path"])["learner"]
+            return run.read_snapshot(manifest["snapshot"])["learner"]
         except Exception:  # noqa: BLE001 (unreadable: the analyses that need it say so)
             pass
     return plan.learner

@@ -21,6 +21,7 @@ and ``seconds`` (scoring time).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 from collections.abc import Iterator
@@ -34,6 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from okl.errors import DataError
 from okl.store.files import read_json, write_json, write_pickle, write_table
 from okl.system import process_alive
 
@@ -142,19 +144,26 @@ class RunDir:
         write_table(self.path / TEST, pa.table({k: [r[k] for r in rows] for k in rows[0]}))
 
     # snapshots --------------------------------------------------------------------------------
-    def write_snapshot(self, parts: int, state: Any) -> str:
+    def write_snapshot(self, parts: int, state: Any) -> dict[str, str]:
         """Save ``state`` as the snapshot after ``parts`` closed parts; returns its path relative to the run
-        directory, for the manifest. The older snapshot stays until the manifest names the new one
-        (:meth:`drop_snapshots` with ``keep``): a process killed in between leaves a manifest whose
+        directory and its sha256, for the manifest. The older snapshot stays until the manifest names the new
+        one (:meth:`drop_snapshots` with ``keep``): a process killed in between leaves a manifest whose
         snapshot exists."""
         relative = f"{SNAPSHOTS}/part-{parts - 1:05d}.pkl"
-        write_pickle(self.path / relative, state)
-        return relative
+        return {"path": relative, "sha256": write_pickle(self.path / relative, state)}
 
-    def read_snapshot(self, relative: str) -> Any:
-        """The state saved by :meth:`write_snapshot`; raises OSError or pickle's errors when unreadable."""
-        with open(self.path / relative, "rb") as fh:
-            return pickle.load(fh)
+    def read_snapshot(self, entry: dict[str, Any]) -> Any:
+        """The state saved by :meth:`write_snapshot`, from the manifest's ``entry`` (path and sha256). Nothing
+        foreign is unpickled: a path outside the run's ``snapshots/`` or content other than the sha256 the
+        manifest records raises DataError before unpickling; raises OSError or pickle's errors when unreadable."""
+        folder = (self.path / SNAPSHOTS).resolve()
+        path = (self.path / str(entry.get("path"))).resolve()
+        if path.parent != folder or path.suffix != ".pkl":
+            raise DataError(f"its snapshot {entry.get('path')} lies outside {self.path / SNAPSHOTS}")
+        data = path.read_bytes()
+        if not entry.get("sha256") or hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise DataError(f"its snapshot {entry['path']} is not the one run.json records (sha256)")
+        return pickle.loads(data)
 
     def snapshots(self) -> list[Path]:
         """The snapshot files present (at most one once a part has closed; none once the run is complete)."""
