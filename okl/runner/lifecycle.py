@@ -91,7 +91,7 @@ def execute(plan: Plan, progress: bool) -> Outcome:
     try:
         with run.claim() as owner:
             if owner is not None:
-                return Outcome("running", 0, None, run, skipped=True, error=f"process {owner} is running it")
+                return Outcome("running", 0, None, run, skipped=True, error=f"{owner} is running it")
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
                 outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run, skipped=True)

@@ -9,7 +9,7 @@ Layout (hive-style keys, ``run`` = content hash of the run's identity)::
         test.parquet                held-out scores at checkpoints (datasets with a test set)
         snapshots/part-00001.pkl    the learner and the play's position after the last closed part
         run.json                    resolved config, versions, status, rounds done, timings, analyses
-        .lock                       the pid of the process playing the run
+        .lock                       the identity of the process playing the run (okl.store.lock)
 
 Columns of ``rounds/``: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns``
 (learner time, cumulative), the learner's diagnostics (``model_size``, ...), the inputs ``x_0 .. x_{d-1}``
@@ -22,7 +22,6 @@ and ``seconds`` (scoring time).
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ import pyarrow.parquet as pq
 
 from okl.errors import DataError
 from okl.store.files import read_json, write_json, write_pickle, write_table
-from okl.system import process_alive
+from okl.store.lock import RunLock, describe, gone
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -96,7 +95,7 @@ class RunDir:
         """The manifest's status (of ``manifest`` when the caller has read it), ``stopped`` for a run marked
         running whose process is gone."""
         status = (manifest or self.manifest() or {}).get("status")
-        if status == "running" and not process_alive(self.lock_owner()):
+        if status == "running" and not self.held():
             return "stopped"
         return status
 
@@ -190,43 +189,33 @@ class RunDir:
     # lock -------------------------------------------------------------------------------------
     @property
     def lock_path(self) -> Path:
-        """The lock file: it holds the pid of the process playing the run."""
+        """The lock file: the identity of the process playing the run (:mod:`okl.store.lock`)."""
         return self.path / LOCK
 
-    def lock_owner(self) -> int:
-        """The pid written in the run's lock file, 0 when there is none."""
-        try:
-            return int(self.lock_path.read_text() or 0)
-        except (OSError, ValueError):
-            return 0
+    def held(self) -> bool:
+        """Whether a live process holds the run's lock."""
+        found = RunLock(self.lock_path).owner()
+        return found is not None and not gone(*found)
 
     @contextmanager
-    def claim(self) -> Iterator[int | None]:
-        """Hold the run's lock for this process; yield None, or the pid of a live process holding it.
+    def claim(self) -> Iterator[str | None]:
+        """Hold the run's lock for this process; yield None, or the live process holding it (``process <pid>
+        on <host>``).
 
         Identical runs of one sweep (a key that a learner ignores, e.g. ``M`` for ``krr``) or two users
-        starting the same run would otherwise write the same directory at once. A lock left by a dead
-        process is taken over.
+        starting the same run would otherwise write the same directory at once. A lock whose owner is
+        provably gone is taken over.
         """
         self.path.mkdir(parents=True, exist_ok=True)
-        lock = self.path / LOCK
-        while True:
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                owner = self.lock_owner()
-                if process_alive(owner):
-                    yield owner
-                    return
-                lock.unlink(missing_ok=True)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            try:
-                yield None
-            finally:
-                lock.unlink(missing_ok=True)
+        lock = RunLock(self.lock_path)
+        owner = lock.acquire()
+        if owner is not None:
+            yield describe(owner)
             return
+        try:
+            yield None
+        finally:
+            lock.release()
 
 
 def find(root: Path, **keys: object) -> list[RunDir]:
