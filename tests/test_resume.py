@@ -10,7 +10,7 @@ import signal
 import pandas as pd
 import pytest
 
-from helpers import KILLED, killed_after_first_part, only_run, override, spawn_run, wait_for_parts
+from helpers import KILLED, killed_after_first_part, only_run, override, spawn_run, wait_for_parts, write_susy
 from okl.learners import LEARNERS
 from test_learners import SETTINGS
 
@@ -145,3 +145,26 @@ def test_a_run_json_pointing_its_snapshot_elsewhere_starts_over_without_unpickli
     assert code == 0, err
     assert f"complete (started over: its snapshot {planted} lies outside {run.path / 'snapshots'})" in out
     assert not (results_root / "pwned").exists() and only_run(results_root).manifest()["rounds"] == 600
+
+
+def test_a_run_resumed_on_other_data_starts_over_and_says_why(okl_run, results_root, no_data, monkeypatch):
+    """A run started on one copy of a dataset and resumed with another held rounds of both."""
+    write_susy(no_data, n=600, seed=0)
+    write_susy(no_data / "other", n=600, seed=1)
+    args = ["learner=pkrr_taylor", "dataset=susy", "n=500", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    stopped = only_run(results_root).manifest()
+    assert len(stopped["data_sha256"]) == 64
+    monkeypatch.setenv("OKL_DATA_DIR", str(no_data / "other"))
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert "complete (started over: the dataset's files hold other content than the stopped run read (sha256 " in out
+    assert f", was {stopped['data_sha256'][:12]})" in out
+    finished = only_run(results_root).manifest()
+    assert finished["rounds"] == 500 and "resumed" not in finished
+    assert finished["data_sha256"] not in (None, stopped["data_sha256"])
+
+    monkeypatch.setenv("OKL_DATA_DIR", str(no_data))  # the same content: it resumes
+    assert killed_after_first_part(results_root, *args, "sink.overwrite=true") == KILLED
+    code, out, _ = okl_run(*args)
+    assert code == 0 and "complete (resumed from round " in out

@@ -11,8 +11,9 @@ Resuming: each closed part comes with a snapshot of the learner and the play's p
 (:class:`okl.store.RoundWriter`). Running the same command again continues a run that was killed
 (``running`` with its process gone), ``interrupted``, or timed out under a smaller budget than asked now,
 from its last snapshot; the rounds are bit-identical to an uninterrupted run's (timings aside). It
-starts over instead when the code, ``block`` or ``checkpoints`` changed since, when the snapshot cannot
-be read, for adaptive environments (their choices are not snapshot) and with ``sink.overwrite=true``.
+starts over instead when the code, ``block``, ``checkpoints`` or the content of the dataset's files
+changed since (``data_sha256`` in run.json), when the snapshot cannot be read or is not the one run.json
+records, for adaptive environments (their choices are not snapshot) and with ``sink.overwrite=true``.
 BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwise.
 """
 
@@ -145,9 +146,12 @@ def _code(attempt: dict[str, Any]) -> dict[str, Any]:
     return {"okl": attempt["versions"]["okl"], "commit": (attempt["git"] or {}).get("commit")}
 
 
-def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any]) -> tuple[dict | None, str | None]:
+def _resumable(
+    plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any], data: str | None
+) -> tuple[dict | None, str | None]:
     """The snapshot to resume ``previous`` from (or None to start over), and why a stopped run with a
-    snapshot starts over (None when it resumes or has nothing to resume)."""
+    snapshot starts over (None when it resumes or has nothing to resume). ``data``: the content sha256 of
+    the dataset's files now, which must be the stopped run's."""
     if previous is None or previous.get("status") not in RESUMABLE or not previous.get("snapshot"):
         return None, None
     if plan.sink.overwrite:
@@ -156,6 +160,12 @@ def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, A
         return None, f"block={plan.run.block}, the stopped run used {previous.get('block')}"
     if previous.get("config", {}).get("checkpoints") != plan.run.checkpoints:
         return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous['config'].get('checkpoints')}"
+    if previous.get("data_sha256") != data:
+        was = (previous.get("data_sha256") or "not recorded")[:12]
+        return (
+            None,
+            f"the dataset's files hold other content than the stopped run read (sha256 {(data or '')[:12]}, was {was})",
+        )
     try:
         state = run.read_snapshot(previous["snapshot"])
     except DataError as exc:  # not the snapshot run.json names: never unpickled
@@ -189,7 +199,8 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         "started_at": _now(),
     }
     code = _code(attempt)
-    state, started_over = _resumable(plan, run, previous, code)
+    data = plan.dataset.content_sha256
+    state, started_over = _resumable(plan, run, previous, code, data)
     if state is not None:
         plan.learner, position = state["learner"], state["position"]
         writer.resume(previous, attempt)
@@ -200,6 +211,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 **plan.partition,
                 "task": plan.dataset.task,
                 "dataset_files": plan.dataset.provenance,
+                "data_sha256": data,
                 "loss": plan.loss[0],
                 "planned_rounds": plan.rounds,
                 "block": plan.run.block,
