@@ -87,9 +87,9 @@ def spawn_run(root, *overrides):
 KILLED = 137  # the exit status of a process killed with SIGKILL
 
 
-def killed_after_first_part(root, *overrides) -> int:
+def killed_after_first_part(root, *overrides, parts=1) -> int:
     """okl-run in a forked child (results under ``root``) that dies like a SIGKILLed process (no cleanup, its
-    lock left behind) as soon as its first snapshot is written; returns the child's exit status."""
+    lock left behind) as soon as a snapshot after ``parts`` parts is written; returns the child's exit status."""
     from okl.cli import run as cli
     from okl.store import RoundWriter
 
@@ -99,7 +99,7 @@ def killed_after_first_part(root, *overrides) -> int:
 
         def close_then_die(self, *args, **kwargs):
             close(self, *args, **kwargs)
-            if self.manifest.get("snapshot"):
+            if self.manifest.get("snapshot", {}).get("parts", 0) >= parts:
                 os._exit(KILLED)
 
         RoundWriter.close_part = close_then_die

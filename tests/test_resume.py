@@ -168,3 +168,45 @@ def test_a_run_resumed_on_other_data_starts_over_and_says_why(okl_run, results_r
     assert killed_after_first_part(results_root, *args, "sink.overwrite=true") == KILLED
     code, out, _ = okl_run(*args)
     assert code == 0 and "complete (resumed from round " in out
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_a_stopped_run_with_a_truncated_part_starts_over_and_ends_complete_and_readable(
+    part, okl_run, results_root, tmp_path, monkeypatch
+):
+    """A truncated middle part ended up in a run marked complete; a truncated last part failed every
+    resume with ArrowInvalid."""
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args, parts=2) == KILLED
+    run = only_run(results_root)
+    path = run.part_path(part)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert f"complete (started over: its part rounds/{path.name} cannot be read (ArrowInvalid))" in out
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
+    assert okl_run(*args)[0] == 0
+    pd.testing.assert_frame_equal(content(results_root)[0], content(tmp_path / "clean")[0], check_exact=True)
+
+
+def test_okl_regret_refuses_a_run_not_finished_and_names_a_corrupt_part(okl_run, results_root, capsys):
+    """okl-regret on a run still playing exited 0 (the run then finished with regret in some rows); on a
+    corrupt part it printed a traceback."""
+    from okl.cli.regret import main as regret_main
+
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    run = only_run(results_root)
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"okl-regret: error: run '{run.path}' is stopped, not finished: run its okl-run command again" in err
+    assert okl_run(*args)[0] == 0
+    path = run.part_path(1)
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"okl-regret: error: {path}: cannot be read (" in err and "with sink.overwrite=true to play it again" in err

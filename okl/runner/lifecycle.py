@@ -166,6 +166,9 @@ def _resumable(
             None,
             f"the dataset's files hold other content than the stopped run read (sha256 {(data or '')[:12]}, was {was})",
         )
+    broken = run.broken_part(previous, previous["snapshot"]["parts"], previous["snapshot"]["rounds"])
+    if broken:
+        return None, broken
     try:
         state = run.read_snapshot(previous["snapshot"])
     except DataError as exc:  # not the snapshot run.json names: never unpickled

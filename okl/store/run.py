@@ -108,17 +108,42 @@ class RunDir:
         return [self.path / p for p in (manifest or self.manifest() or {}).get("parts", [])]
 
     def rounds(self, columns: list[str] | None = None) -> pa.Table:
-        """The rounds written so far (the parts the manifest lists)."""
+        """The rounds written so far (the parts the manifest lists); DataError names a part that cannot be read."""
         parts = self.parts()
         if not parts:
             return pa.table({c: pa.array([], pa.float64()) for c in columns or ["t"]})
-        return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts])
+        return pa.concat_tables([self._read_part(p, columns) for p in parts])
+
+    def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table:
+        try:
+            return pq.read_table(path, columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(self.unreadable(path, exc)) from None
+
+    def unreadable(self, path: Path, exc: Exception) -> str:
+        """One line for a part that cannot be read: which, why, and what to do."""
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return (
+            f"{path}: cannot be read ({why}): run the run's okl-run command again with sink.overwrite=true "
+            f"to play it again"
+        )
+
+    def broken_part(self, manifest: dict[str, Any], parts: int, rounds: int) -> str | None:
+        """Why the first ``parts`` parts the manifest lists do not hold rounds 1..``rounds`` (a part missing,
+        truncated or unreadable: its footer is read), or None when they do."""
+        total = 0
+        for relative in manifest.get("parts", [])[:parts]:
+            try:
+                total += pq.read_metadata(self.path / relative).num_rows
+            except (OSError, pa.ArrowException) as exc:
+                return f"its part {relative} cannot be read ({type(exc).__name__})"
+        return None if total == rounds else f"its parts hold {total:,} rounds, its snapshot {rounds:,}"
 
     def set_column(self, name: str, values: np.ndarray) -> None:
         """Replace column ``name`` of every part with ``values`` (one per round), part by part, atomically."""
         start = 0
         for path in self.parts():
-            part = pq.read_table(path)
+            part = self._read_part(path)
             rows = part.num_rows
             column = pa.array(values[start : start + rows], type=pa.float64())
             write_table(path, part.set_column(part.column_names.index(name), name, column))
