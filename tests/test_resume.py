@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 from helpers import KILLED, killed_after_first_part, only_run, override, spawn_run, wait_for_parts, write_susy
+from okl import results
+from okl.errors import DataError
 from okl.learners import LEARNERS
 from test_learners import SETTINGS
 
@@ -189,7 +191,7 @@ def test_a_stopped_run_with_a_truncated_part_starts_over_and_ends_complete_and_r
     pd.testing.assert_frame_equal(content(results_root)[0], content(tmp_path / "clean")[0], check_exact=True)
 
 
-def test_okl_regret_refuses_a_run_not_finished_and_names_a_corrupt_part(okl_run, results_root, capsys):
+def test_okl_regret_and_results_refuse_a_run_not_finished_and_name_a_corrupt_part(okl_run, results_root, capsys):
     """okl-regret on a run still playing exited 0 (the run then finished with regret in some rows); on a
     corrupt part it printed a traceback."""
     from okl.cli.regret import main as regret_main
@@ -210,3 +212,5 @@ def test_okl_regret_refuses_a_run_not_finished_and_names_a_corrupt_part(okl_run,
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1
     assert f"okl-regret: error: {path}: cannot be read (" in err and "with sink.overwrite=true to play it again" in err
+    with pytest.raises(DataError, match=rf"^{path}: cannot be read \(.*\): run the run's okl-run command again with"):
+        results.load(results_root)

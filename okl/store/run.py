@@ -118,15 +118,7 @@ class RunDir:
         try:
             return pq.read_table(path, columns=columns)
         except (OSError, pa.ArrowException) as exc:
-            raise DataError(self.unreadable(path, exc)) from None
-
-    def unreadable(self, path: Path, exc: Exception) -> str:
-        """One line for a part that cannot be read: which, why, and what to do."""
-        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return (
-            f"{path}: cannot be read ({why}): run the run's okl-run command again with sink.overwrite=true "
-            f"to play it again"
-        )
+            raise DataError(unreadable(path, exc)) from None
 
     def broken_part(self, manifest: dict[str, Any], parts: int, rounds: int) -> str | None:
         """Why the first ``parts`` parts the manifest lists do not hold rounds 1..``rounds`` (a part missing,
@@ -241,6 +233,14 @@ class RunDir:
             yield None
         finally:
             lock.release()
+
+
+def unreadable(path: Path, exc: Exception) -> str:
+    """One line for a part that cannot be read: which, why, and what to do."""
+    why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"{path}: cannot be read ({why}): run the run's okl-run command again with sink.overwrite=true to play it again"
+    )
 
 
 def find(root: Path, **keys: object) -> list[RunDir]:
