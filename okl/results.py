@@ -19,10 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
-from okl.errors import ConfigError
-from okl.store import FINISHED, PARTITION, RunDir, find
+from okl.errors import ConfigError, DataError
+from okl.store import FINISHED, PARTITION, RunDir, find, unreadable
 
 field = ds.field  # row filters for load(where=...): field("t") > 1000, field("loss") < 1
 GROUPS = ("learner", "dataset")  # the identity's groups, whose keys become the columns <group>.<key>
@@ -88,14 +90,22 @@ def load(
         files.extend(run_dir.parts(manifest))
     if not files:
         return pd.DataFrame(columns=[*PARTITION.names, *(columns or [])])
-    data = ds.dataset(
-        [str(f) for f in files],
-        format="parquet",
-        partitioning=ds.partitioning(PARTITION, flavor="hive"),
-        partition_base_dir=str(root),
-    )
     wanted = None if columns is None else [*PARTITION.names, *columns]
-    return data.to_table(columns=wanted, filter=where).to_pandas()
+    try:
+        data = ds.dataset(
+            [str(f) for f in files],
+            format="parquet",
+            partitioning=ds.partitioning(PARTITION, flavor="hive"),
+            partition_base_dir=str(root),
+        )
+        return data.to_table(columns=wanted, filter=where).to_pandas()
+    except (OSError, pa.ArrowInvalid) as exc:  # a part cut short or damaged: name it
+        for path in files:
+            try:
+                pq.read_metadata(path)
+            except (OSError, pa.ArrowInvalid) as broken:
+                raise DataError(unreadable(path, broken)) from None
+        raise DataError(f"{root}: cannot read its rounds ({exc})") from None
 
 
 def runs(root: str | Path | None = None, *, status: str | Sequence[str] | None = None, **filters) -> pd.DataFrame:

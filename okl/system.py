@@ -67,6 +67,24 @@ def reset_peak_rss() -> bool:
         return False
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, field 22 of ``/proc/<pid>/stat``): with the pid
+    it names one process, even after the pid is reused; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def boot_id() -> str | None:
+    """This machine's boot id (two processes with the same one run on the same kernel); None off Linux."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
 def peak_rss() -> int:
     """Peak resident set size of this process in bytes since exec or :func:`reset_peak_rss`: ``VmHWM``. (The
     rusage maximum survives exec on Linux: a run in a process spawned by a 1.6 GB parent reported 1.6 GB.)"""

@@ -100,6 +100,45 @@ def spawn_run(root, *overrides):
     )
 
 
+KILLED = 137  # the exit status of a process killed with SIGKILL
+
+
+def killed_after_first_part(root, *overrides, parts=1) -> int:
+    """okl-run in a forked child (results under ``root``) that dies like a SIGKILLed process (no cleanup, its
+    lock left behind) as soon as a snapshot after ``parts`` parts is written; returns the child's exit status."""
+    from okl.cli import run as cli
+    from okl.store import RoundWriter
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        close = RoundWriter.close_part
+
+        def close_then_die(self, *args, **kwargs):
+            close(self, *args, **kwargs)
+            if self.manifest.get("snapshot", {}).get("parts", 0) >= parts:
+                os._exit(KILLED)
+
+        RoundWriter.close_part = close_then_die
+        os.environ["OKL_RESULTS"] = str(root)
+        sys.argv = ["okl-run", *overrides, "progress=false"]
+        try:
+            cli.main()
+        finally:
+            os._exit(0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def override(value) -> str:
+    """A Hydra override's value for a plain Python value (lists, tuples, dicts, strings, numbers)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{override(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(override(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f"'{value}'"
+    return repr(value)
+
+
 def wait_for_parts(root, count, proc, limit=60):
     """Wait until the only run under ``root`` has closed ``count`` parts (while ``proc`` is alive)."""
     deadline = time.monotonic() + limit

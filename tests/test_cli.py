@@ -1,9 +1,8 @@
 """okl-run end to end: Parquet and run.json content, errors, timeouts, interruptions, sweeps."""
 
+import json
 import os
 import signal
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,6 +13,7 @@ from helpers import only_run, spawn_run, wait_for_parts
 from okl import results
 from okl.learners import LEARNERS
 from okl.store import find
+from okl.system import process_start
 
 FAST = ("dataset.length=3000", "progress=false")
 
@@ -240,16 +240,19 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
 
 
 def test_a_run_held_by_a_live_process_is_skipped_and_a_stale_lock_is_taken_over(okl_run, results_root, composed):
+    """A stale lock whose pid belonged to another live process made every re-run skip with exit 0."""
     from okl import config
+    from okl.store.lock import identity
 
     run_dir = config.plan(composed(*FAST)).run_dir()
     run_dir.path.mkdir(parents=True)
-    run_dir.lock_path.write_text(str(os.getppid()))  # a live process that is not us
-    code, out, _ = okl_run(*FAST)
-    assert code == 0 and f"skipped, process {os.getppid()} is running it" in out
+    parent = {**identity(), "pid": os.getppid(), "start": process_start(os.getppid())}  # a live process, not us
+    run_dir.lock_path.write_text(json.dumps(parent))
+    code, out, err = okl_run(*FAST)
+    assert code == 75 and not out and err.count("\n") == 1
+    assert f"skipped, process {os.getppid()} on {parent['host']} is running it in {run_dir.path}; run the " in err
     assert run_dir.manifest() is None
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    run_dir.lock_path.write_text(dead.stdout.strip())
+    run_dir.lock_path.write_text(json.dumps({**parent, "start": parent["start"] + 1}))  # its pid, reused since
     code, out, _ = okl_run(*FAST)
     assert code == 0 and "complete, 3,000 rounds" in out
     assert not run_dir.lock_path.exists()

@@ -1,5 +1,8 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
+import hashlib
+import json
+
 from helpers import only_run, write_susy
 
 
@@ -23,8 +26,9 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data, monkeypatc
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
 
 
-def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_its_row(okl_data, okl_run, no_data, monkeypatch):
-    """The size check let it through, and the run blamed round 1 and suggested a policy no key provides."""
+def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_the_cache(okl_data, okl_run, no_data, monkeypatch):
+    """The size check let it through, and the run blamed round 1 and suggested a policy no key provides. The
+    run checks the cache's sha256 before its values: the source file is not to blame."""
     import numpy as np
 
     write_susy(no_data, monkeypatch)
@@ -35,6 +39,12 @@ def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_its_row(okl
     x.tofile(cache / "x.bin")  # same size, other bytes
     code, out, _ = okl_data("verify", "susy")
     assert code == 1 and "x.bin: its content changed since it was parsed" in out and f"remove {cache}" in out
+    code, _, err = okl_run("dataset=susy", "progress=false")
+    assert code == 2 and err.count("\n") == 1
+    assert f"{cache / 'x.bin'}: its content changed since it was parsed" in err and f"remove {cache} and it" in err
+    meta = json.loads((cache / "meta.json").read_text())  # as if the parse had produced the NaN
+    meta["arrays_sha256"]["x"] = hashlib.sha256((cache / "x.bin").read_bytes()).hexdigest()
+    (cache / "meta.json").write_text(json.dumps(meta))
     code, _, err = okl_run("dataset=susy", "progress=false")
     assert code == 2 and err.count("\n") == 1
     assert "SUSY.csv.gz: data row 12 holds nan" in err and str(cache) in err and "missing-value" not in err

@@ -201,3 +201,24 @@ def test_shuffle_is_a_seeded_permutation_of_file_order(no_data, monkeypatch):
     assert not np.array_equal(a[0], c[0]) and not np.array_equal(a[0], plain[0])
     order = np.lexsort(a[0].T)
     np.testing.assert_array_equal(a[0][order], plain[0][np.lexsort(plain[0].T)])
+
+
+def test_a_flipped_bit_in_a_cache_is_caught_before_any_round_is_played(no_data, okl_run, monkeypatch):
+    """A cache with one flipped bit (a value became 9.75e80) was used without a word; only okl-data verify
+    noticed. The check runs once per process for each state of the files."""
+    rows = write_susy(no_data, monkeypatch, n=300)
+    DATASETS.get("susy")().open()  # parsed and checked
+    directory = cache.cache_dir(no_data, SPECS["susy"], "all", None)
+    x = directory / "x.bin"
+    data = bytearray(x.read_bytes())
+    data[8 * 5 + 6] ^= 0x10  # one bit of the exponent of row 0's sixth feature: a finite value still
+    x.write_bytes(bytes(data))
+    assert np.isfinite(np.frombuffer(bytes(data), dtype=np.float64)).all()
+    assert np.frombuffer(bytes(data), dtype=np.float64)[5] != rows[0, 6]
+    message = (
+        rf"^{x}: its content changed since it was parsed \(sha256 .*\): remove {directory} and it is parsed again$"
+    )
+    with pytest.raises(DataError, match=message):
+        DATASETS.get("susy")().open()
+    code, out, err = okl_run("dataset=susy", "learner=fogd", "n=100", "progress=false")
+    assert code == 2 and not out and err.count("\n") == 1 and f"{x}: its content changed since it was parsed" in err

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from test_learners import SETTINGS, make
 
 from helpers import only_run
 from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
 from okl.learners import LEARNERS
 from okl.regret import COMPARATORS
+from test_learners import SETTINGS, make
 
 ONLINE = sorted(name for name in SETTINGS if LEARNERS.get(name).beforehand is None)
 

@@ -1,13 +1,20 @@
 """A stopped run resumes from its last snapshot and ends bit-identical to an uninterrupted run (timings
 aside): killed with SIGKILL (its manifest says running, its process is gone), interrupted, or timed out
-(tests/test_cli.py), for one learner of each family. It starts over when resuming would not be exact."""
+(tests/test_cli.py): every registered learner, and EWA over every kind of expert, after a kill at its first
+closed part; one learner of each family killed mid-way at a real SIGKILL. It starts over when resuming
+would not be exact."""
 
+import pickle
 import signal
 
 import pandas as pd
 import pytest
 
-from helpers import only_run, spawn_run, wait_for_parts
+from helpers import KILLED, killed_after_first_part, only_run, override, spawn_run, wait_for_parts, write_susy
+from okl import results
+from okl.errors import DataError
+from okl.learners import LEARNERS
+from test_learners import SETTINGS
 
 FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kill lands mid-way
     "awv/ridge": (["learner=pkrr_taylor"], 100_000, 500),
@@ -17,6 +24,51 @@ FAMILIES = {  # family: (overrides, rounds, part_rows), long enough that the kil
     "POLK (held-out checkpoints)": (["learner=polk", "dataset=multidist"], 60_000, 500),
     "AdaRaker": (["learner=adaraker"], 300_000, 500),
 }
+
+
+def learner_overrides(name):
+    """okl-run overrides for the learner ``name`` with the common tests' small settings, on a stream of its task."""
+    task = "regression" if "regression" in LEARNERS.get(name).tasks else "binary"
+    return [
+        f"learner={name}",
+        f"dataset.task={task}",
+        *(f"++learner.{k}={override(v)}" for k, v in SETTINGS[name].items()),
+    ]
+
+
+def ewa_overrides(task):
+    """EWA over one expert of every kind that is online and learns ``task``."""
+    experts = [
+        {"name": name, **SETTINGS[name]}
+        for name in LEARNERS.names()
+        if name != "ewa" and LEARNERS.get(name).beforehand is None and task in LEARNERS.get(name).tasks
+    ]
+    return ["learner=ewa", f"dataset.task={task}", f"++learner.experts={override(experts)}"]
+
+
+CASES = {name: learner_overrides(name) for name in LEARNERS.names()} | {
+    f"ewa over every {task} expert": ewa_overrides(task) for task in ("regression", "binary")
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_learner_resumes_bit_identically_after_a_kill_at_its_first_part(case, okl_run, tmp_path, monkeypatch):
+    """A snapshot that copied a learner's views apart from its buffers (bsgd's support vectors) resumed as
+    "complete" with other predictions in most rows."""
+    args = [*CASES[case], "n=600", "block=64", "sink.part_rows=128", "checkpoints=0", "progress=false"]
+    assert killed_after_first_part(tmp_path / "killed", *args) == KILLED
+    killed = only_run(tmp_path / "killed").manifest()
+    snapshot = killed["snapshot"]["rounds"]
+    assert killed["status"] == "running" and 0 < snapshot == killed["rounds"] < 600
+
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
+    code, out, err = okl_run(*args)
+    assert code == 0 and f"complete (resumed from round {snapshot:,})" in out, err
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
+    assert okl_run(*args)[0] == 0
+    (a, _), (b, _) = content(tmp_path / "killed"), content(tmp_path / "clean")
+    assert len(b) == 600 and list(a.columns) == list(b.columns)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def content(root):
@@ -79,3 +131,86 @@ def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "c"))
     assert okl_run(*args, "block=128")[0] == 0
     pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)
+
+
+def test_a_run_json_pointing_its_snapshot_elsewhere_starts_over_without_unpickling_it(okl_run, results_root):
+    """A tampered results root ran arbitrary code on the next okl-run."""
+    from test_store import Planted
+
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    run = only_run(results_root)
+    planted = results_root / "planted.pkl"
+    planted.write_bytes(pickle.dumps(Planted(results_root / "pwned")))
+    run.record(snapshot={**run.manifest()["snapshot"], "path": str(planted)})
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert f"complete (started over: its snapshot {planted} lies outside {run.path / 'snapshots'})" in out
+    assert not (results_root / "pwned").exists() and only_run(results_root).manifest()["rounds"] == 600
+
+
+def test_a_run_resumed_on_other_data_starts_over_and_says_why(okl_run, results_root, no_data, monkeypatch):
+    """A run started on one copy of a dataset and resumed with another held rounds of both."""
+    write_susy(no_data, monkeypatch, n=600, seed=0)
+    write_susy(no_data / "other", monkeypatch, n=600, seed=1)
+    args = ["learner=pkrr_taylor", "dataset=susy", "n=500", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    stopped = only_run(results_root).manifest()
+    assert len(stopped["data_sha256"]) == 64
+    monkeypatch.setenv("OKL_DATA_DIR", str(no_data / "other"))
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert "complete (started over: the dataset's files hold other content than the stopped run read (sha256 " in out
+    assert f", was {stopped['data_sha256'][:12]})" in out
+    finished = only_run(results_root).manifest()
+    assert finished["rounds"] == 500 and "resumed" not in finished
+    assert finished["data_sha256"] not in (None, stopped["data_sha256"])
+
+    monkeypatch.setenv("OKL_DATA_DIR", str(no_data))  # the same content: it resumes
+    assert killed_after_first_part(results_root, *args, "sink.overwrite=true") == KILLED
+    code, out, _ = okl_run(*args)
+    assert code == 0 and "complete (resumed from round " in out
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_a_stopped_run_with_a_truncated_part_starts_over_and_ends_complete_and_readable(
+    part, okl_run, results_root, tmp_path, monkeypatch
+):
+    """A truncated middle part ended up in a run marked complete; a truncated last part failed every
+    resume with ArrowInvalid."""
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args, parts=2) == KILLED
+    run = only_run(results_root)
+    path = run.part_path(part)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    code, out, err = okl_run(*args)
+    assert code == 0, err
+    assert f"complete (started over: its part rounds/{path.name} cannot be read (ArrowInvalid))" in out
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
+    assert okl_run(*args)[0] == 0
+    pd.testing.assert_frame_equal(content(results_root)[0], content(tmp_path / "clean")[0], check_exact=True)
+
+
+def test_okl_regret_and_results_refuse_a_run_not_finished_and_name_a_corrupt_part(okl_run, results_root, capsys):
+    """okl-regret on a run still playing exited 0 (the run then finished with regret in some rows); on a
+    corrupt part it printed a traceback."""
+    from okl.cli.regret import main as regret_main
+
+    args = ["learner=pkrr_taylor", "n=600", "block=64", "sink.part_rows=128", "progress=false"]
+    assert killed_after_first_part(results_root, *args) == KILLED
+    run = only_run(results_root)
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"okl-regret: error: run '{run.path}' is stopped, not finished: run its okl-run command again" in err
+    assert okl_run(*args)[0] == 0
+    path = run.part_path(1)
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"okl-regret: error: {path}: cannot be read (" in err and "with sink.overwrite=true to play it again" in err
+    with pytest.raises(DataError, match=rf"^{path}: cannot be read \(.*\): run the run's okl-run command again with"):
+        results.load(results_root)

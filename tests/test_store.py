@@ -1,13 +1,16 @@
 """The store: parts close by rows or time at block ends and cover every round, snapshots follow them,
 caches are shared safely; results.load reads many runs with typed partition keys."""
 
+import hashlib
 import json
+import pickle
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from okl import results
+from okl.errors import DataError
 from okl.store import Cache, RoundWriter, RunDir
 
 
@@ -72,7 +75,7 @@ def test_a_kill_between_a_snapshot_and_its_manifest_leaves_the_named_snapshot(tm
         play(sink, 300, 300, snapshot=lambda start: {"after": 900})
     m = RunDir(tmp_path).manifest()
     assert m["snapshot"]["rounds"] == 600
-    assert RunDir(tmp_path).read_snapshot(m["snapshot"]["path"]) == {"after": 600}
+    assert RunDir(tmp_path).read_snapshot(m["snapshot"]) == {"after": 600}
 
 
 def test_a_part_also_closes_after_part_seconds(tmp_path):
@@ -81,9 +84,45 @@ def test_a_part_also_closes_after_part_seconds(tmp_path):
     play(sink, 1000, 300, snapshot=lambda start: {"after": min(start + 300, 1000)})
     assert [pq.ParquetFile(p).metadata.num_rows for p in RunDir(tmp_path).parts()] == [300, 300, 300, 100]
     m = RunDir(tmp_path).manifest()
-    assert m["snapshot"] == {"path": "snapshots/part-00003.pkl", "rounds": 1000, "parts": 4}
-    assert RunDir(tmp_path).read_snapshot(m["snapshot"]["path"]) == {"after": 1000}
+    snapshot = tmp_path / "snapshots" / "part-00003.pkl"
+    assert m["snapshot"] == {
+        "path": "snapshots/part-00003.pkl",
+        "sha256": hashlib.sha256(snapshot.read_bytes()).hexdigest(),
+        "rounds": 1000,
+        "parts": 4,
+    }
+    assert RunDir(tmp_path).read_snapshot(m["snapshot"]) == {"after": 1000}
     assert [p.name for p in (tmp_path / "snapshots").iterdir()] == ["part-00003.pkl"]  # only the last is kept
+
+
+class Planted:
+    """A pickle that runs code when it is loaded (it creates the file ``path``)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_snapshot_outside_its_run_directory_or_other_than_recorded_is_never_unpickled(tmp_path):
+    """A tampered run.json pointed its snapshot at a pickle elsewhere: the next okl-run ran its code."""
+    sink = writer(tmp_path / "run", part_rows=100)
+    sink.start({})
+    play(sink, 200, 100, snapshot=lambda start: {"after": start + 100})
+    entry = RunDir(tmp_path / "run").manifest()["snapshot"]
+    planted = tmp_path / "planted.pkl"
+    planted.write_bytes(pickle.dumps(Planted(tmp_path / "pwned")))
+    run = RunDir(tmp_path / "run")
+    for path in (str(planted), "../planted.pkl", "snapshots/../../planted.pkl", "run.json"):
+        with pytest.raises(DataError, match=r"^its snapshot .* lies outside .*snapshots$"):
+            run.read_snapshot({**entry, "path": path, "sha256": hashlib.sha256(planted.read_bytes()).hexdigest()})
+    (tmp_path / "run" / entry["path"]).write_bytes(planted.read_bytes())  # in place, its sha256 not recorded
+    with pytest.raises(DataError, match=r"^its snapshot snapshots/part-00001.pkl is not the one run.json records"):
+        run.read_snapshot(entry)
+    with pytest.raises(DataError, match="is not the one run.json records"):
+        run.read_snapshot({"path": entry["path"]})  # a snapshot written before sha256 were recorded
+    assert not (tmp_path / "pwned").exists()
 
 
 def test_a_slow_snapshot_is_retaken_only_after_ten_times_its_cost_and_always_at_the_end(tmp_path, monkeypatch):

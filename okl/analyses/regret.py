@@ -25,7 +25,7 @@ from okl.errors import ConfigError, DataError
 from okl.learners import Learner
 from okl.registry import identity
 from okl.regret.base import Comparator
-from okl.store import Cache, RunDir, digest
+from okl.store import FINISHED, Cache, RunDir, digest
 
 KEY = "regret"
 
@@ -69,6 +69,12 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
         raise ConfigError(
             f"comparator {comparator.name!r} scores the square loss of regression streams; "
             f"run {str(run.path)!r} is {manifest.get('task')}"
+        )
+    status = run.status(manifest)
+    if status not in FINISHED:
+        raise DataError(
+            f"run {str(run.path)!r} is {status}, not finished: run its okl-run command again to finish it, then "
+            f"score it"
         )
     n = int(manifest.get("rounds") or 0)
     if n == 0:

@@ -8,7 +8,8 @@ Examples::
 
 Every error a user can fix ends in one line on stderr (exit status 2), never a traceback; set
 ``OKL_DEBUG=1`` to see the traceback anyway. Ctrl-C exits with status 130, SIGTERM with 143, after
-saving the rounds already played.
+saving the rounds already played. A run that another live process holds is skipped with status 75 (in a
+sweep, with a line on stdout: identical runs of one sweep share a directory).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from okl.system import pin_blas_threads
 
 PROG = "okl-run"
+BUSY = 75  # the run is held by another live process (EX_TEMPFAIL: try again later)
 
 
 def main() -> None:
@@ -42,9 +44,9 @@ def main() -> None:
         _fail(describe(exc))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(code)
 
 
 def _task(cfg) -> float:
@@ -64,6 +66,8 @@ def _task(cfg) -> float:
                 print(f"{PROG}: note: {problem}; its runs are the same for every {key}", file=sys.stderr)
         plan = config.plan(cfg, () if multirun else given)
         outcome = runner.execute(plan, progress=plan.run.progress and not multirun)
+        if outcome.skipped and outcome.status == "running" and not multirun:
+            _fail(f"{outcome.summary(plan)}; run the command again once it has finished", BUSY)
         print(outcome.summary(plan), flush=True)
         if outcome.status == "failed" and multirun and _minimising():
             print(f"{PROG}: {outcome.error}: the trial counts as +inf", file=sys.stderr)

@@ -14,8 +14,8 @@ contiguous read per row, straight from the page cache. A part is parsed in bound
 they come, into a temporary directory renamed into place when the content hash has been checked; a
 cache is never replaced by a failed parse. Readers map the files and drop their pages after each
 chunk (``madvise``), so streaming 5M SUSY rows stays far below 2 GB of resident memory. A mapped part is
-scanned for non-finite values when a dataset opens it (one vectorised pass), so a damaged cache is named
-with its row before any round is played.
+checked when a dataset first opens it in a process (one pass: the sha256 of its arrays against meta.json,
+and non-finite values), so a damaged cache (a flipped bit) is named before any round is played.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import json
 import mmap
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -38,7 +39,8 @@ from okl.data.sources import HashingReader, Located, check_mirror_copy, download
 from okl.errors import DataError
 
 VERSION = 2  # 2: meta.json records the arrays' sha256
-SCAN = 1 << 20  # values checked finite at a time
+SCAN = 1 << 20  # values checked at a time
+CHECKED: set[tuple] = set()  # caches (and their files' inode, size and times) this process has checked
 
 
 def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
@@ -235,9 +237,10 @@ def arrays_sha256(directory: Path) -> dict[str, str]:
     return out
 
 
-def check_content(directory: Path, meta: dict) -> None:
-    """Raise DataError when the arrays' content is not what was parsed (same size, other bytes)."""
-    found = arrays_sha256(directory)
+def check_content(directory: Path, meta: dict, found: dict[str, str] | None = None) -> None:
+    """Raise DataError when the arrays' content (``found``: their sha256, read from disk when None) is not
+    what was parsed (same size, other bytes)."""
+    found = arrays_sha256(directory) if found is None else found
     for key, recorded in meta["arrays_sha256"].items():
         if found[key] != recorded:
             raise DataError(
@@ -273,23 +276,32 @@ class CachedPart:
     def rows(self) -> int:
         return self.meta["rows"]
 
-    def check_finite(self) -> None:
-        """Raise DataError naming the first row (of the source file) holding NaN or inf, and the cache."""
-        if self.x.dtype.kind != "f":
+    def check(self) -> None:
+        """Raise DataError when the arrays are not the bytes that were parsed (a flipped bit: their sha256 is
+        recorded in meta.json) or hold NaN or inf (naming the first such row of the source file). One pass
+        over the mapped files, once per process for each state of the files on disk."""
+        files = [os.stat(self.directory / f"{k}.bin") for k in ("x", "y")]
+        key = (self.directory, *((f.st_ino, f.st_size, f.st_mtime_ns) for f in files))
+        if key in CHECKED:
             return
+        hx, bad = hashlib.sha256(), None
         step = max(1, SCAN // max(1, self.x.shape[1]))
         for a in range(0, self.rows, step):
-            bad = ~np.isfinite(self.x[a : a + step]).all(axis=1) | ~np.isfinite(self.y[a : a + step])
-            if bad.any():
-                row = a + int(np.argmax(bad))
-                values = np.concatenate((self.x[row], [self.y[row]]))
-                self.release()
-                source = self.meta["files"][0]["path"]
-                raise DataError(
-                    f"{source}: data row {row + 1:,} holds {values[~np.isfinite(values)][0]} (cache {self.directory}): "
-                    f"run `okl-data verify {self.meta['dataset']}`, and remove the cache to parse the file again"
-                )
+            hx.update(self.x[a : a + step])
+            if bad is None and self.x.dtype.kind == "f":
+                rows = ~np.isfinite(self.x[a : a + step]).all(axis=1) | ~np.isfinite(self.y[a : a + step])
+                bad = a + int(np.argmax(rows)) if rows.any() else None
+        found = {"x": hx.hexdigest(), "y": hashlib.sha256(self.y).hexdigest()}
+        values = None if bad is None else np.concatenate((self.x[bad], [self.y[bad]]))
         self.release()
+        check_content(self.directory, self.meta, found)
+        if values is not None:
+            source = self.meta["files"][0]["path"]
+            raise DataError(
+                f"{source}: data row {bad + 1:,} holds {values[~np.isfinite(values)][0]} (cache {self.directory}): "
+                f"run `okl-data verify {self.meta['dataset']}`, and remove the cache to parse the file again"
+            )
+        CHECKED.add(key)
 
     def release(self) -> None:
         for mapped in self._maps:
@@ -300,5 +312,5 @@ def load(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | N
     """The cached part, parsed first if needed."""
     directory = build(spec, part, target, data, mirror, allow_download)
     part = CachedPart(directory, read_meta(directory))
-    part.check_finite()
+    part.check()
     return part

@@ -8,6 +8,8 @@ class indices 0..C−1, 0-1 error of the predicted index).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -56,6 +58,13 @@ class Dataset(ABC):
     def provenance(self) -> list[dict]:
         """The files the stream comes from, with their content sha256 (empty for generated streams)."""
         return []
+
+    @property
+    def content_sha256(self) -> str | None:
+        """One sha256 of the content of the files the stream reads (their parts and content sha256, in
+        order), which a run records to resume on that content only; None for generated streams."""
+        files = [[f.get("part"), f["content_sha256"]] for f in self.provenance]
+        return hashlib.sha256(json.dumps(files).encode()).hexdigest() if files else None
 
     @abstractmethod
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:

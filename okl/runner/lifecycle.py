@@ -11,8 +11,9 @@ Resuming: each closed part comes with a snapshot of the learner and the play's p
 (:class:`okl.store.RoundWriter`). Running the same command again continues a run that was killed
 (``running`` with its process gone), ``interrupted``, or timed out under a smaller budget than asked now,
 from its last snapshot; the rounds are bit-identical to an uninterrupted run's (timings aside). It
-starts over instead when the code, ``block`` or ``checkpoints`` changed since, when the snapshot cannot
-be read, for adaptive environments (their choices are not snapshot) and with ``sink.overwrite=true``.
+starts over instead when the code, ``block``, ``checkpoints`` or the content of the dataset's files
+changed since (``data_sha256`` in run.json), when the snapshot cannot be read or is not the one run.json
+records, for adaptive environments (their choices are not snapshot) and with ``sink.overwrite=true``.
 BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwise.
 """
 
@@ -35,7 +36,7 @@ from tqdm import tqdm
 from okl import analyses
 from okl.analyses import heldout
 from okl.config import Plan
-from okl.errors import Interrupted, OklError, ResourceError
+from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Timeout, play, prepare
 from okl.store import RoundWriter, RunDir
 from okl.system import git_state, peak_rss, reset_peak_rss, tune_allocator, versions
@@ -93,7 +94,7 @@ def execute(plan: Plan, progress: bool) -> Outcome:
     try:
         with run.claim() as owner:
             if owner is not None:
-                return Outcome("running", 0, None, run, skipped=True, error=f"process {owner} is running it")
+                return Outcome("running", 0, None, run, skipped=True, error=f"{owner} is running it")
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
                 outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run, skipped=True)
@@ -147,9 +148,12 @@ def _code(attempt: dict[str, Any]) -> dict[str, Any]:
     return {"okl": attempt["versions"]["okl"], "commit": (attempt["git"] or {}).get("commit")}
 
 
-def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any]) -> tuple[dict | None, str | None]:
+def _resumable(
+    plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any], data: str | None
+) -> tuple[dict | None, str | None]:
     """The snapshot to resume ``previous`` from (or None to start over), and why a stopped run with a
-    snapshot starts over (None when it resumes or has nothing to resume)."""
+    snapshot starts over (None when it resumes or has nothing to resume). ``data``: the content sha256 of
+    the dataset's files now, which must be the stopped run's."""
     if previous is None or previous.get("status") not in RESUMABLE or not previous.get("snapshot"):
         return None, None
     if plan.sink.overwrite:
@@ -158,8 +162,19 @@ def _resumable(plan: Plan, run: RunDir, previous: dict | None, code: dict[str, A
         return None, f"block={plan.run.block}, the stopped run used {previous.get('block')}"
     if previous.get("config", {}).get("checkpoints") != plan.run.checkpoints:
         return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous['config'].get('checkpoints')}"
+    if previous.get("data_sha256") != data:
+        was = (previous.get("data_sha256") or "not recorded")[:12]
+        return (
+            None,
+            f"the dataset's files hold other content than the stopped run read (sha256 {(data or '')[:12]}, was {was})",
+        )
+    broken = run.broken_part(previous, previous["snapshot"]["parts"], previous["snapshot"]["rounds"])
+    if broken:
+        return None, broken
     try:
-        state = run.read_snapshot(previous["snapshot"]["path"])
+        state = run.read_snapshot(previous["snapshot"])
+    except DataError as exc:  # not the snapshot run.json names: never unpickled
+        return None, str(exc)
     except Exception as exc:  # noqa: BLE001 (unreadable, or its classes changed: start over)
         return None, f"its snapshot could not be read ({type(exc).__name__})"
     if state.get("code") != code:
@@ -172,7 +187,7 @@ def _final_learner(run: RunDir, manifest: dict, plan: Plan):
     configured (untrained) learner when there is none."""
     if manifest.get("snapshot") and analyses.pending(plan, manifest):
         try:
-            return run.read_snapshot(manifest["snapshot"]["path"])["learner"]
+            return run.read_snapshot(manifest["snapshot"])["learner"]
         except Exception:  # noqa: BLE001 (unreadable: the analyses that need it say so)
             pass
     return plan.learner
@@ -190,7 +205,8 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
         "started_at": _now(),
     }
     code = _code(attempt)
-    state, started_over = _resumable(plan, run, previous, code)
+    data = plan.dataset.content_sha256
+    state, started_over = _resumable(plan, run, previous, code, data)
     if state is not None:
         plan.learner, position = state["learner"], state["position"]
         writer.resume(previous, attempt)
@@ -201,6 +217,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
                 **plan.partition,
                 "task": plan.dataset.task,
                 "dataset_files": plan.dataset.provenance,
+                "data_sha256": data,
                 "loss": plan.loss[0],
                 "planned_rounds": plan.rounds,
                 "block": plan.run.block,

@@ -10,7 +10,7 @@ Readers go through :mod:`okl.results` (many runs) or :class:`RunDir` (one run).
 """
 
 from okl.store.cache import Cache, digest
-from okl.store.run import FINISHED, PARTITION, RunDir, find
+from okl.store.run import FINISHED, PARTITION, RunDir, find, unreadable
 from okl.store.writer import RoundWriter, SinkParams
 
-__all__ = ["FINISHED", "PARTITION", "Cache", "RoundWriter", "RunDir", "SinkParams", "digest", "find"]
+__all__ = ["FINISHED", "PARTITION", "Cache", "RoundWriter", "RunDir", "SinkParams", "digest", "find", "unreadable"]

@@ -9,7 +9,7 @@ Layout (hive-style keys, ``run`` = content hash of the run's identity)::
         test.parquet                held-out scores at checkpoints (datasets with a test set)
         snapshots/part-00001.pkl    the learner and the play's position after the last closed part
         run.json                    resolved config, versions, status, rounds done, timings, analyses
-        .lock                       the pid of the process playing the run
+        .lock                       the identity of the process playing the run (okl.store.lock)
 
 Columns of ``rounds/``: ``t`` (1-based round), ``y``, ``y_hat``, ``loss``, ``cum_loss``, ``elapsed_ns``
 (learner time, cumulative), the learner's diagnostics (``model_size``, ...), the inputs ``x_0 .. x_{d-1}``
@@ -21,7 +21,7 @@ and ``seconds`` (scoring time).
 
 from __future__ import annotations
 
-import os
+import hashlib
 import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,8 +34,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from okl.errors import DataError
 from okl.store.files import read_json, write_json, write_pickle, write_table
-from okl.system import process_alive
+from okl.store.lock import RunLock, describe, gone
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -94,7 +95,7 @@ class RunDir:
         """The manifest's status (of ``manifest`` when the caller has read it), ``stopped`` for a run marked
         running whose process is gone."""
         status = (manifest or self.manifest() or {}).get("status")
-        if status == "running" and not process_alive(self.lock_owner()):
+        if status == "running" and not self.held():
             return "stopped"
         return status
 
@@ -107,17 +108,34 @@ class RunDir:
         return [self.path / p for p in (manifest or self.manifest() or {}).get("parts", [])]
 
     def rounds(self, columns: list[str] | None = None) -> pa.Table:
-        """The rounds written so far (the parts the manifest lists)."""
+        """The rounds written so far (the parts the manifest lists); DataError names a part that cannot be read."""
         parts = self.parts()
         if not parts:
             return pa.table({c: pa.array([], pa.float64()) for c in columns or ["t"]})
-        return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts])
+        return pa.concat_tables([self._read_part(p, columns) for p in parts])
+
+    def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table:
+        try:
+            return pq.read_table(path, columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(unreadable(path, exc)) from None
+
+    def broken_part(self, manifest: dict[str, Any], parts: int, rounds: int) -> str | None:
+        """Why the first ``parts`` parts the manifest lists do not hold rounds 1..``rounds`` (a part missing,
+        truncated or unreadable: its footer is read), or None when they do."""
+        total = 0
+        for relative in manifest.get("parts", [])[:parts]:
+            try:
+                total += pq.read_metadata(self.path / relative).num_rows
+            except (OSError, pa.ArrowException) as exc:
+                return f"its part {relative} cannot be read ({type(exc).__name__})"
+        return None if total == rounds else f"its parts hold {total:,} rounds, its snapshot {rounds:,}"
 
     def set_column(self, name: str, values: np.ndarray) -> None:
         """Replace column ``name`` of every part with ``values`` (one per round), part by part, atomically."""
         start = 0
         for path in self.parts():
-            part = pq.read_table(path)
+            part = self._read_part(path)
             rows = part.num_rows
             column = pa.array(values[start : start + rows], type=pa.float64())
             write_table(path, part.set_column(part.column_names.index(name), name, column))
@@ -142,19 +160,26 @@ class RunDir:
         write_table(self.path / TEST, pa.table({k: [r[k] for r in rows] for k in rows[0]}))
 
     # snapshots --------------------------------------------------------------------------------
-    def write_snapshot(self, parts: int, state: Any) -> str:
+    def write_snapshot(self, parts: int, state: Any) -> dict[str, str]:
         """Save ``state`` as the snapshot after ``parts`` closed parts; returns its path relative to the run
-        directory, for the manifest. The older snapshot stays until the manifest names the new one
-        (:meth:`drop_snapshots` with ``keep``): a process killed in between leaves a manifest whose
+        directory and its sha256, for the manifest. The older snapshot stays until the manifest names the new
+        one (:meth:`drop_snapshots` with ``keep``): a process killed in between leaves a manifest whose
         snapshot exists."""
         relative = f"{SNAPSHOTS}/part-{parts - 1:05d}.pkl"
-        write_pickle(self.path / relative, state)
-        return relative
+        return {"path": relative, "sha256": write_pickle(self.path / relative, state)}
 
-    def read_snapshot(self, relative: str) -> Any:
-        """The state saved by :meth:`write_snapshot`; raises OSError or pickle's errors when unreadable."""
-        with open(self.path / relative, "rb") as fh:
-            return pickle.load(fh)
+    def read_snapshot(self, entry: dict[str, Any]) -> Any:
+        """The state saved by :meth:`write_snapshot`, from the manifest's ``entry`` (path and sha256). Nothing
+        foreign is unpickled: a path outside the run's ``snapshots/`` or content other than the sha256 the
+        manifest records raises DataError before unpickling; raises OSError or pickle's errors when unreadable."""
+        folder = (self.path / SNAPSHOTS).resolve()
+        path = (self.path / str(entry.get("path"))).resolve()
+        if path.parent != folder or path.suffix != ".pkl":
+            raise DataError(f"its snapshot {entry.get('path')} lies outside {self.path / SNAPSHOTS}")
+        data = path.read_bytes()
+        if not entry.get("sha256") or hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise DataError(f"its snapshot {entry['path']} is not the one run.json records (sha256)")
+        return pickle.loads(data)
 
     def snapshots(self) -> list[Path]:
         """The snapshot files present (at most one once a part has closed; none once the run is complete)."""
@@ -181,43 +206,41 @@ class RunDir:
     # lock -------------------------------------------------------------------------------------
     @property
     def lock_path(self) -> Path:
-        """The lock file: it holds the pid of the process playing the run."""
+        """The lock file: the identity of the process playing the run (:mod:`okl.store.lock`)."""
         return self.path / LOCK
 
-    def lock_owner(self) -> int:
-        """The pid written in the run's lock file, 0 when there is none."""
-        try:
-            return int(self.lock_path.read_text() or 0)
-        except (OSError, ValueError):
-            return 0
+    def held(self) -> bool:
+        """Whether a live process holds the run's lock."""
+        found = RunLock(self.lock_path).owner()
+        return found is not None and not gone(*found)
 
     @contextmanager
-    def claim(self) -> Iterator[int | None]:
-        """Hold the run's lock for this process; yield None, or the pid of a live process holding it.
+    def claim(self) -> Iterator[str | None]:
+        """Hold the run's lock for this process; yield None, or the live process holding it (``process <pid>
+        on <host>``).
 
         Identical runs of one sweep (a key that a learner ignores, e.g. ``M`` for ``krr``) or two users
-        starting the same run would otherwise write the same directory at once. A lock left by a dead
-        process is taken over.
+        starting the same run would otherwise write the same directory at once. A lock whose owner is
+        provably gone is taken over.
         """
         self.path.mkdir(parents=True, exist_ok=True)
-        lock = self.path / LOCK
-        while True:
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                owner = self.lock_owner()
-                if process_alive(owner):
-                    yield owner
-                    return
-                lock.unlink(missing_ok=True)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            try:
-                yield None
-            finally:
-                lock.unlink(missing_ok=True)
+        lock = RunLock(self.lock_path)
+        owner = lock.acquire()
+        if owner is not None:
+            yield describe(owner)
             return
+        try:
+            yield None
+        finally:
+            lock.release()
+
+
+def unreadable(path: Path, exc: Exception) -> str:
+    """One line for a part that cannot be read: which, why, and what to do."""
+    why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"{path}: cannot be read ({why}): run the run's okl-run command again with sink.overwrite=true to play it again"
+    )
 
 
 def find(root: Path, **keys: object) -> list[RunDir]:

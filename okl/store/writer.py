@@ -119,8 +119,8 @@ class RoundWriter:
         behind = parts and self.manifest.get("snapshot", {}).get("parts") != parts
         if snapshot is not None and behind and (final or self._snapshot_due()):
             start = time.monotonic()
-            relative = self.run.write_snapshot(parts, snapshot())
-            self.manifest["snapshot"] = {"path": relative, "rounds": int(self.last["t"]), "parts": parts}
+            written = self.run.write_snapshot(parts, snapshot())
+            self.manifest["snapshot"] = {**written, "rounds": int(self.last["t"]), "parts": parts}
             self._snapshot_at = time.monotonic()
             self._snapshot_s = self._snapshot_at - start
         self._closed_at = time.monotonic()
