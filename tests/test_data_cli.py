@@ -1,5 +1,9 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
+import gzip
+
+import pytest
+
 from helpers import only_run, write_susy
 
 
@@ -92,3 +96,38 @@ def test_verify_checks_every_file_and_reports_unreadable_ones_in_one_line(okl_da
     unreadable = [line for line in out.splitlines() if "UNREADABLE" in line]
     assert len(unreadable) == 3 and all("replace it, or remove it and run okl-data fetch" in u for u in unreadable)
     assert "casp/all" in out and "MISMATCH" in out and out.endswith("4 problem(s) found\n")
+
+
+GOOD = ",".join(["1"] + ["0.5"] * 18)
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (",".join(["0"] + ["0.5"] * 17 + ["abc"]), "line 2: column 18 holds 'abc', not a number"),
+        (",".join(["0"] + ["0.5"] * 17 + ["nan"]), "line 2: column 18 holds 'nan', not a finite number"),
+        (",".join(["0"] + ["0.5"] * 17 + ["1e400"]), "line 2: column 18 holds '1e400', not a finite number"),
+        (",".join(["0"] + ["0.5"] * 17 + [""]), "line 2: column 18 holds '', not a number"),
+        (",".join(["0"] + ["0.5"] * 17), "line 2: expected 19 fields, found 18"),
+        (",".join(["0"] + ["0.5"] * 19), "line 2: expected 19 fields, found 20"),
+    ],
+)
+def test_a_malformed_record_of_a_file_without_checksum_is_named_in_one_line(okl_data, okl_run, no_data, record, message):
+    """Every one of these ended in `internal error: AttributeError: 'HashingReader' object has no attribute
+    'writable'`: the diagnosis wrapped the hashing reader in a text reader."""
+    (no_data / "susy").mkdir(parents=True)
+    with gzip.open(no_data / "susy" / "SUSY.csv.gz", "wt") as fh:
+        fh.write(f"{GOOD}\n{record}\n{GOOD}\n")
+    code, _, err = okl_data("fetch", "susy")
+    assert code == 2 and err == f"okl-data: error: {no_data / 'susy' / 'SUSY.csv.gz'}: {message}\n"
+    code, _, err = okl_run("dataset=susy", "progress=false")
+    assert code == 2 and err == f"okl-run: error: {no_data / 'susy' / 'SUSY.csv.gz'}: {message}\n"
+
+
+def test_an_empty_file_is_named_in_one_line(okl_data, no_data):
+    (no_data / "susy").mkdir(parents=True)
+    with gzip.open(no_data / "susy" / "SUSY.csv.gz", "wt"):
+        pass
+    code, _, err = okl_data("fetch", "susy")
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith("SUSY.csv.gz: the file holds no records: replace it, or remove it and run okl-data fetch\n")
