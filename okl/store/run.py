@@ -80,6 +80,10 @@ class RunDir:
         """``run.json``, or None when the directory holds no run."""
         return read_json(self.path / MANIFEST)
 
+    def manifest_damaged(self) -> bool:
+        """Whether ``run.json`` exists but cannot be read as a manifest (truncated, edited by hand)."""
+        return self.manifest() is None and (self.path / MANIFEST).exists()
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         write_json(self.path / MANIFEST, manifest)
 
