@@ -131,3 +131,16 @@ def test_an_empty_file_is_named_in_one_line(okl_data, no_data):
     code, _, err = okl_data("fetch", "susy")
     assert code == 2 and err.count("\n") == 1
     assert err.endswith("SUSY.csv.gz: the file holds no records: replace it, or remove it and run okl-data fetch\n")
+
+
+def test_a_data_directory_that_refuses_writes_is_one_line(okl_data, okl_run, mirror, tmp_path):
+    """A read-only data directory gave a traceback (okl-data fetch) or an internal OSError (okl-run). The
+    directory here lies under a file, which refuses writes as a read-only one does, even for root."""
+    (tmp_path / "a-file").write_text("")
+    data = tmp_path / "a-file" / "data"
+    expected = f"cannot write cpusmall's parsed cache in the data directory {data} (Not a directory: "
+    code, _, err = okl_data("--data-dir", str(data), "fetch", "cpusmall")
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-data: error: {expected}")
+    assert err.endswith("): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) to a writable folder\n")
+    code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-run: error: {expected}")

@@ -132,12 +132,18 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     directory = cache_dir(data, spec, part, target)
     if current(directory, spec, part):
         return directory
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path(directory), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if current(directory, spec, part):  # another process built it while this one waited
-            return directory
-        return _parse(spec, part, target, directory, data, mirror, allow_download)
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path(directory), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if current(directory, spec, part):  # another process built it while this one waited
+                return directory
+            return _parse(spec, part, target, directory, data, mirror, allow_download)
+    except OSError as exc:  # reading errors are DataErrors already: this is the data directory refusing a write
+        raise DataError(
+            f"cannot write {spec.name}'s parsed cache in the data directory {data} ({exc.strerror or exc}: "
+            f"{exc.filename or directory}): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) to a writable folder"
+        ) from None
 
 
 def lock_path(directory: Path) -> Path:
