@@ -164,6 +164,8 @@ def plan(cfg: DictConfig) -> Plan:
         )
     learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
     learner.check_task(dataset.task)
+    if run.timeout_s is None:  # a run with a time budget may stop long before its state fills the memory
+        learner.require_memory(rounds)
     comparator = _comparator(nodes["comparator"], dataset)
     sink = build_params("sink", "parquet", SinkParams, dict(values.get("sink") or {}))
     key = {

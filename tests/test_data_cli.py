@@ -112,7 +112,9 @@ GOOD = ",".join(["1"] + ["0.5"] * 18)
         (",".join(["0"] + ["0.5"] * 19), "line 2: expected 19 fields, found 20"),
     ],
 )
-def test_a_malformed_record_of_a_file_without_checksum_is_named_in_one_line(okl_data, okl_run, no_data, record, message):
+def test_a_malformed_record_of_a_file_without_checksum_is_named_in_one_line(
+    okl_data, okl_run, no_data, record, message
+):
     """Every one of these ended in `internal error: AttributeError: 'HashingReader' object has no attribute
     'writable'`: the diagnosis wrapped the hashing reader in a text reader."""
     (no_data / "susy").mkdir(parents=True)

@@ -278,3 +278,54 @@ def test_beforehand_queries_project_on_the_fixed_span():
     for x, expected in zip(far, many, strict=True):
         played = copy.deepcopy(learner).predict_learn_block(x[None, :], np.zeros(1))
         assert played[0] == pytest.approx(expected, rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "what"),
+    [
+        ("kernel_awv", {}, "kernel_awv: the exact 200,000×200,000 kernel factor of n=200,000 rounds: 298.0 GiB"),
+        ("online_krr", {}, "online_krr: the exact 200,000×200,000 kernel factor of n=200,000 rounds: 298.0 GiB"),
+        ("kons", {}, "kons: the inputs and the 200,000×200,000 gradient factor of n=200,000 rounds: 298.0 GiB"),
+        ("fsgd", {"batch": 1}, "fsgd: a dictionary of the 200,000,000 inputs of n=200,000,000 rounds: 11.9 GiB"),
+        ("rbf_ogd", {"budget": None}, "rbf_ogd: 200,000,000 support vectors of n=200,000,000 rounds: 11.9 GiB"),
+    ],
+)
+def test_a_state_growing_past_the_memory_is_refused_before_round_1_with_the_rounds_that_fit(
+    monkeypatch, name, extra, what
+):
+    """kernel_awv with n=200,000 needs 320 GB: it ran 4 minutes before it was stopped at 8 GB."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    rounds = 200_000 if "kernel" in what or "kons" in what else 200_000_000
+    learner = make(name, n=rounds, **extra)  # what does not grow is checked at construction: nothing here
+    with pytest.raises(ResourceError) as info:
+        learner.require_memory(rounds)
+    message = str(info.value)
+    assert (
+        message.startswith(f"{what}, more than half the 2.0 GiB available: set n= to at most ") and "\n" not in message
+    )
+    fitting = int(message.split("set n= to at most ")[1].split()[0].replace(",", ""))
+    assert learner.footprint(fitting)[0] <= system.GIB < learner.footprint(fitting + 1)[0]  # the most that fit
+    assert message.endswith(f" rounds, or {learner.lighter}")
+
+
+def test_fogd_refuses_a_feature_count_that_cannot_fit_before_allocating_it(monkeypatch):
+    """learner.D=1000000000 ended in an internal MemoryError."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError) as info:
+        FOGD(8, D=10**9, eta=0.1)
+    message = str(info.value)
+    assert message.startswith("fogd: D=1,000,000,000 frequencies in d=8 and their 2,000,000,000 features: 89.4 GiB")
+    fitting = int(message.split("lower learner.D (at most ")[1].split()[0].replace(",", ""))
+    per_frequency = FOGD(8, D=1, eta=0.1).footprint(0)[0]  # the footprint is linear in D
+    assert per_frequency * fitting <= system.GIB < per_frequency * (fitting + 1)  # the most that fit
+
+
+def test_okl_run_refuses_kernel_awv_on_too_many_rounds_at_once_unless_a_time_budget_may_stop_it(
+    okl_run, results_root, monkeypatch
+):
+    monkeypatch.setattr(system, "available_memory", lambda: 8 * system.GIB)
+    code, _, err = okl_run("learner=kernel_awv", "n=200000", "progress=false")
+    assert code == 2 and err.count("\n") == 1 and not results_root.exists()
+    assert err.startswith("okl-run: error: kernel_awv: the exact 200,000×200,000 kernel factor of n=200,000 rounds")
+    code, out, _ = okl_run("learner=kernel_awv", "n=200000", "timeout_s=0.5", "progress=false")
+    assert code == 0 and "timeout" in out

@@ -142,7 +142,8 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     except OSError as exc:  # reading errors are DataErrors already: this is the data directory refusing a write
         raise DataError(
             f"cannot write {spec.name}'s parsed cache in the data directory {data} ({exc.strerror or exc}: "
-            f"{exc.filename or directory}): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) to a writable folder"
+            f"{exc.filename or directory}): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) "
+            f"to a writable folder"
         ) from None
 
 

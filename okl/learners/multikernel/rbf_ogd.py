@@ -66,6 +66,12 @@ class RBFOGD(Learner):
     """Kernel online gradient descent on a Gaussian kernel."""
 
     Params = RBFOGDParams
+    lighter = "set learner.budget (the most support vectors kept)"
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The support vectors and their coefficients, grown by doubling: 16·m·(d + 1) bytes for m vectors."""
+        kept = rounds if self.params.budget is None else min(rounds, self.params.budget)
+        return 16 * kept * (self.d + 1), f"{kept:,} support vectors of n={rounds:,} rounds"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)

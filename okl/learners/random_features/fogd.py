@@ -71,6 +71,14 @@ class FOGD(Learner):
 
     Params = FOGDParams
 
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The D×d frequencies, the 2D weights and a round's 2D features (a block's are B×2D more)."""
+        D = self.params.D
+        return 8 * D * (self.d + 4), f"D={D:,} frequencies in d={self.d} and their {2 * D:,} features"
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        return f"lower learner.D (at most {budget // (8 * (self.d + 4)):,} fit)"
+
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
