@@ -28,7 +28,7 @@ from okl.losses import EVALUATION
 from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
 from okl.store import RunDir, SinkParams
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import integer_at_least, one_of, positive, seed
 
 GROUPS = ("dataset", "learner", "comparator")
 
@@ -66,7 +66,7 @@ class RunConfig:
         integer_at_least("M", self.M, 1)
         positive("sigma", self.sigma)
         positive("lam", self.lam)
-        integer_at_least("seed", self.seed, 0)
+        seed("seed", self.seed)
         if self.n is not None:
             integer_at_least("n", self.n, 1)
         if self.timeout_s is not None:

@@ -31,6 +31,13 @@ def integer_at_least(name: str, value: object, low: int) -> None:
         raise ConfigError(f"{name} must be an integer >= {low} (got {value!r})")
 
 
+def seed(name: str, value: object) -> None:
+    """Require an integer in 0..2⁶³−1: the run's seed is a partition key of the results, read back as int64
+    (:data:`okl.store.PARTITION`), and every component's seed keeps to the same range."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value < 2**63:
+        raise ConfigError(f"{name} must be an integer in 0..{2**63 - 1:,} (got {value!r})")
+
+
 def one_of(name: str, value: object, options: Collection[str]) -> None:
     """Require ``value`` to be one of ``options``."""
     if value not in options:

@@ -175,7 +175,24 @@ BAD_INPUTS = [
     (["--cfg", "job", "-m", "learner=fogd,online_krr"], "drop -m to print one run's configuration"),
     (["variant=matlab"], "variant must be one of code, paper (got 'matlab')"),
     (["learner="], "learner"),
+    (
+        ["seed=1180591620717411303424"],
+        "seed must be an integer in 0..9,223,372,036,854,775,807 (got 1180591620717411303424)",
+    ),
+    (["learner=fogd", "learner.seed=-1"], "learner 'fogd': seed must be an integer in 0..9,223,372,036,854,775,807"),
+    (
+        ["dataset.seed=9223372036854775808"],
+        "dataset 'synthetic': seed must be an integer in 0..9,223,372,036,854,775,807",
+    ),
 ]
+
+
+def test_the_largest_seed_is_a_partition_key_the_results_read_back(okl_run, results_root):
+    """seed=2**70 was accepted, and then okl.results.load failed for the whole root (seeds are int64 there)."""
+    assert okl_run("learner=fogd", "n=50", "seed=9223372036854775807", "progress=false")[0] == 0
+    assert okl_run("learner=fogd", "n=50", "progress=false")[0] == 0
+    rounds = results.load(columns=["t"])
+    assert sorted(set(rounds.seed)) == [0, 2**63 - 1] and len(rounds) == 100
 
 
 @pytest.mark.parametrize(("overrides", "message"), BAD_INPUTS)

@@ -40,7 +40,7 @@ from okl.datasets.base import Dataset, register
 from okl.errors import ConfigError
 from okl.registry import LOCAL
 from okl.seeding import rng
-from okl.validation import integer_at_least, one_of
+from okl.validation import integer_at_least, one_of, seed
 
 VALUES = 1 << 22  # values per streamed chunk (32 MiB of float64)
 
@@ -65,6 +65,7 @@ class FileParams:
     data_dir: str | None = field(default=None, metadata=LOCAL)
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         for key, options in (("preset", PRESETS), ("x_scale", X_SCALES), ("y_scale", Y_SCALES)):
             if getattr(self, key) is not None:
                 one_of(key, getattr(self, key), options)
@@ -78,7 +79,6 @@ class FileParams:
             value = getattr(self, key)
             if value is not None and (not value or not all(isinstance(p, str) for p in value)):
                 raise ConfigError(f"{key} must be a non-empty list of part names (got {value!r})")
-        integer_at_least("seed", self.seed, 0)
 
 
 class FileDataset(Dataset):

@@ -24,7 +24,7 @@ import numpy as np
 
 from okl.datasets.base import Generated, register
 from okl.seeding import rng
-from okl.validation import integer_at_least, non_negative, one_of
+from okl.validation import integer_at_least, non_negative, one_of, seed
 
 PAGE = 1 << 16
 
@@ -42,6 +42,7 @@ class SyntheticParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         integer_at_least("d", self.d, 1)
         integer_at_least("length", self.length, 1)
         integer_at_least("changes", self.changes, 0)

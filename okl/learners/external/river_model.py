@@ -38,6 +38,7 @@ import numpy as np
 from okl import riverlib
 from okl.errors import ConfigError
 from okl.learners.base import Learner, register
+from okl.validation import seed
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class RiverParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         base = riverlib.require().base
         found = riverlib.resolve(self.model, "model")
         if not (isinstance(found, type) and issubclass(found, (base.Regressor, base.Classifier))):

@@ -39,7 +39,7 @@ from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING, derivative
-from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class FOGDParams:
     lam: float = 0.0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         integer_at_least("D", self.D, 1)
         positive("sigma", self.sigma)
         if self.eta is not None:
