@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from helpers import play_blocks, play_loop, relative_gap, stream
+from helpers import play_blocks, play_loop, relative_gap, show, stream
 from okl import system
 from okl.errors import ConfigError, ResourceError
 from okl.features.taylor import taylor_dim
@@ -12,6 +12,7 @@ from okl.learners import LEARNERS
 from okl.learners.awv.kernel_awv import KernelAWV
 from okl.learners.awv.online_krr import OnlineKRR
 from okl.learners.awv.pkawv_taylor import PKAWVTaylor
+from okl.learners.ensembles.intervals import AdaptiveParams
 from okl.learners.random_features.fogd import FOGD
 from okl.linalg.online_ridge import OnlineRidge
 
@@ -45,6 +46,24 @@ SETTINGS = {  # small, fast settings for each registered learner
         eta=0.5,
     ),
 }
+CONSTANT_SIZE = {
+    "fogd",
+    "pkawv_taylor",
+    "pkrr_taylor",
+    "raker",
+    "river",
+    "kors_batch",
+    "pkawv_nystrom_beforehand",
+    "ewa",
+}
+DIAGNOSED = {  # every learner, and settings whose model size changes inside blocks where SETTINGS' does not
+    **{name: (name, {}) for name in SETTINGS},
+    "ewa of growing experts": (
+        "ewa",
+        dict(experts=[dict(name="rbf_ogd", sigma=0.8, eta=0.3, budget=50), dict(name="kons", sigma=0.8, alpha=0.5)]),
+    ),
+    "adaraker variant=code": ("adaraker", dict(variant="code", eta0=AdaptiveParams.eta0)),
+}
 HINDSIGHT = {key for key in LEARNERS.names() if LEARNERS.get(key).beforehand == "stream"}  # see every label first
 
 
@@ -61,6 +80,43 @@ def test_every_registered_learner_is_covered():
 def test_block_equals_loop(name, sizes):
     X, y = stream(600, 3)
     assert relative_gap(play_blocks(make(name), X, y, sizes), play_loop(make(name), X, y)) < 1e-9
+
+
+def diagnostics_of_blocks(learner, X, y, sizes) -> dict[str, np.ndarray]:
+    """Each diagnostic column, per round, as the runner writes it: after each block of the given sizes (cycled),
+    the last block's values; sizes (1,) is the runner's per-round path (predict_one, learn_one)."""
+    show(learner, X, y)
+    columns, start, i = {}, 0, 0
+    while start < len(y):
+        stop = min(start + sizes[i % len(sizes)], len(y))
+        if sizes == (1,):
+            learner.predict_one(X[start])
+            learner.learn_one(X[start], y[start])
+        else:
+            learner.predict_learn_block(X[start:stop], y[start:stop])
+        for key, values in learner.diagnostics(stop - start).items():
+            assert len(values) == stop - start, key
+            columns.setdefault(key, []).append(values)
+        start, i = stop, i + 1
+    return {key: np.concatenate(parts) for key, parts in columns.items()}
+
+
+@pytest.mark.parametrize("case", sorted(DIAGNOSED))
+@pytest.mark.parametrize("sizes", [(64,), (5, 1, 130, 17)])
+def test_block_diagnostics_equal_the_loops(case, sizes):
+    """Every per-round diagnostic column (model_size, ...) of a block equals the per-round loop's: kons wrote
+    its block's last model size at every round of it (256 at t = 1)."""
+    name, extra = DIAGNOSED[case]
+    X, y = stream(600, 3)
+    loop = diagnostics_of_blocks(make(name, **extra), X, y, (1,))
+    blocks = diagnostics_of_blocks(make(name, **extra), X, y, sizes)
+    assert sorted(blocks) == sorted(loop)
+    for key, values in loop.items():
+        if values.dtype.kind in "iu":
+            np.testing.assert_array_equal(blocks[key], values, err_msg=key)
+        else:
+            assert relative_gap(blocks[key], values) < 1e-9, key
+    assert len(np.unique(loop["model_size"])) > 1 or case in CONSTANT_SIZE  # the check could fail
 
 
 @pytest.mark.parametrize("name", sorted(set(SETTINGS) - HINDSIGHT))

@@ -103,7 +103,7 @@ class EWA(BlockLearner):
         W = normalised(self.log_w[None, :] - self.rate * before)
         self.log_w = self.log_w - self.rate * L.sum(axis=0)
         self.log_w -= self.log_w.max()
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
+        self.recorded = {"model_size": sum(e.diagnostics(len(y))["model_size"] for e in self.experts)}
         self.recorded.update({f"weight_{p}": W[:, p] for p in range(len(self.experts))})
         return np.einsum("ij,ij->i", W, P)
 

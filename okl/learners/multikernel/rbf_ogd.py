@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from okl.kernels import squared_distance
-from okl.learners.base import Learner, register
+from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
 from okl.validation import integer_at_least, non_negative, one_of, positive
 
@@ -62,7 +62,7 @@ class RBFOGDParams:
 
 
 @register("rbf_ogd")
-class RBFOGD(Learner):
+class RBFOGD(BlockLearner):
     """Kernel online gradient descent on a Gaussian kernel."""
 
     Params = RBFOGDParams
@@ -90,9 +90,6 @@ class RBFOGD(Learner):
         _predict(X, self.S[: self.count], self.alpha[: self.count], self.params.sigma, out)
         return out
 
-    def learn_one(self, x: np.ndarray, y: float) -> None:
-        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
-
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         p = self.params
         cap = self.count + len(y) if p.budget is None else p.budget
@@ -103,6 +100,7 @@ class RBFOGD(Learner):
             self.S, self.alpha = S, alpha
         out = np.empty(len(y))
         limit = len(self.S) if p.budget is None else p.budget
+        self.recorded = {"model_size": np.minimum(self.count + np.arange(1, len(y) + 1), limit)}  # one per round
         self.count, self.head = _play(
             X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta, p.lam, self._loss, out
         )

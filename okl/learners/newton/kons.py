@@ -166,3 +166,8 @@ class KONS(Learner):
     @property
     def model_size(self) -> int:
         return len(self.kept)
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        """The gradients kept after each of the last ``rounds`` rounds (``kept`` lists their 0-based rounds)."""
+        played = np.arange(self.t - rounds, self.t)
+        return {"model_size": np.searchsorted(self.kept, played, side="right")}

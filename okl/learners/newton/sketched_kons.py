@@ -76,3 +76,6 @@ class SketchedKONS(KORSLearner, KONS):
     @property
     def model_size(self) -> int:
         return self.t
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        return {"model_size": np.arange(self.t - rounds + 1, self.t + 1, dtype=np.int64)}
