@@ -28,7 +28,7 @@ from okl.losses import EVALUATION
 from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
 from okl.store import RunDir, SinkParams
-from okl.validation import integer_at_least, one_of, positive, seed
+from okl.validation import bandwidth, integer_at_least, one_of, positive, seed
 
 GROUPS = ("dataset", "learner", "comparator")
 
@@ -64,7 +64,7 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 1)
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         positive("lam", self.lam)
         seed("seed", self.seed)
         if self.n is not None:

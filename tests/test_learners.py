@@ -15,6 +15,7 @@ from okl.learners.awv.pkawv_taylor import PKAWVTaylor
 from okl.learners.ensembles.intervals import AdaptiveParams
 from okl.learners.random_features.fogd import FOGD
 from okl.linalg.online_ridge import OnlineRidge
+from okl.validation import SMALLEST_BANDWIDTH
 
 SETTINGS = {  # small, fast settings for each registered learner
     "kernel_awv": dict(sigma=0.8, lam=0.5),
@@ -385,3 +386,12 @@ def test_okl_run_refuses_kernel_awv_on_too_many_rounds_at_once_unless_a_time_bud
     assert err.startswith("okl-run: error: kernel_awv: the exact 200,000×200,000 kernel factor of n=200,000 rounds")
     code, out, _ = okl_run("learner=kernel_awv", "n=200000", "timeout_s=0.5", "progress=false")
     assert code == 0 and "timeout" in out
+
+
+@pytest.mark.parametrize("name", sorted(name for name, keys in SETTINGS.items() if "sigma" in keys))
+def test_the_smallest_bandwidth_allowed_gives_finite_predictions(name):
+    """sigma=1e-300 made every kernel nan, and the run blamed the step size: the smallest σ allowed still works."""
+    X, y = stream(50, 3)
+    assert np.isfinite(play_blocks(make(name, sigma=SMALLEST_BANDWIDTH), X, y, (16, 1))).all()
+    with pytest.raises(ConfigError, match=f"sigma must be >= 1.49e-154 \\(got {SMALLEST_BANDWIDTH / 2!r}\\)"):
+        make(name, sigma=SMALLEST_BANDWIDTH / 2)

@@ -43,7 +43,7 @@ import numpy as np
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import TRAINING, derivative, multiclass_loss, training_value
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import bandwidth, integer_at_least, one_of, positive
 
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -61,7 +61,7 @@ class BSGDParams:
     maintenance: str = "merging"
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         integer_at_least("budget", self.budget, 1)
         if self.eta is not None:
             positive("eta", self.eta)

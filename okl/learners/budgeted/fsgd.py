@@ -42,7 +42,7 @@ from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import MULTICLASS, TRAINING, derivative, multiclass_loss, training_value
-from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.validation import bandwidth, integer_at_least, non_negative, one_of, positive
 
 LOSSES = (*TRAINING, *MULTICLASS)
 
@@ -60,7 +60,7 @@ class FSGDParams:
     diminishing: bool = False
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         positive("eta", self.eta)
         non_negative("lam", self.lam)
         one_of("loss", self.loss, LOSSES)

@@ -37,7 +37,7 @@ import numpy as np
 from okl.kernels import squared_distance
 from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
-from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.validation import bandwidth, integer_at_least, non_negative, one_of, positive
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class RBFOGDParams:
     budget: int | None = None
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         if self.eta is not None:
             positive("eta", self.eta)
         non_negative("lam", self.lam)

@@ -45,7 +45,7 @@ from okl.kernels import KINDS, Kernel
 from okl.learners.base import Learner, register
 from okl.linalg.triangular import GrowingFactor
 from okl.losses import TRAINING, curvature, derivative, excess, lipschitz
-from okl.validation import one_of, positive
+from okl.validation import bandwidth, one_of, positive
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class KONSParams:
     kernel: str = "gaussian"
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         positive("alpha", self.alpha)
         positive("C", self.C)
         one_of("loss", self.loss, TRAINING)

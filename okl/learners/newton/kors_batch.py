@@ -45,7 +45,7 @@ from okl.kernels import Kernel
 from okl.learners.base import KORSLearner, Learner, register
 from okl.losses import SMOOTH, smooth_derivatives, training_value
 from okl.params import KORSParams
-from okl.validation import one_of, positive
+from okl.validation import bandwidth, one_of, positive
 
 LOSSES = ("square", *SMOOTH)  # the BATCH losses: the normal equations, or Newton
 ROWS = 8192  # rows per chunk of the Hessian's product
@@ -63,7 +63,8 @@ class BatchParams(KORSParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for key in ("sigma", "alpha", "gamma"):
+        bandwidth("sigma", self.sigma)
+        for key in ("alpha", "gamma"):
             positive(key, getattr(self, key))
         one_of("loss", self.loss, LOSSES)
 

@@ -61,7 +61,7 @@ from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
 from okl.params import KORSParams
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import bandwidth, integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ class ProsNKonsParams(KORSParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for key in ("sigma", "alpha", "gamma", "C"):
+        bandwidth("sigma", self.sigma)
+        for key in ("alpha", "gamma", "C"):
             positive(key, getattr(self, key))
         one_of("loss", self.loss, TRAINING)
         if self.eta is not None:

@@ -35,7 +35,7 @@ from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import bandwidth, integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class NOGDParams:
 
     def __post_init__(self) -> None:
         integer_at_least("J", self.J, 1)
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)

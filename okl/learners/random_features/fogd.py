@@ -39,7 +39,7 @@ from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING, derivative
-from okl.validation import integer_at_least, non_negative, one_of, positive, seed
+from okl.validation import bandwidth, integer_at_least, non_negative, one_of, positive, seed
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class FOGDParams:
     def __post_init__(self) -> None:
         seed("seed", self.seed)
         integer_at_least("D", self.D, 1)
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
