@@ -1,6 +1,7 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
 import gzip
+import lzma
 
 import pytest
 
@@ -21,7 +22,12 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data):
     write_susy(no_data)
     assert okl_data("fetch", "susy")[0] == 0
     code, out, _ = okl_data("verify", "susy")
-    assert code == 0 and "no published sha256" in out and "cache" in out and out.endswith("all verified\n")
+    assert (
+        code == 0
+        and "no published sha256" in out
+        and "cache" in out
+        and out.endswith("all verified (2 files and caches)\n")
+    )
     (no_data / "susy" / "cache" / "all-v2" / "x.bin").write_bytes(b"12345678")  # a truncated cache
     code, out, _ = okl_data("verify", "susy")
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
@@ -146,3 +152,27 @@ def test_a_data_directory_that_refuses_writes_is_one_line(okl_data, okl_run, mir
     assert err.endswith("): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) to a writable folder\n")
     code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-run: error: {expected}")
+
+
+def test_verify_with_nothing_on_disk_says_so_instead_of_all_verified(okl_data, no_data):
+    code, out, err = okl_data("verify", "casp")
+    assert code == 2 and out == ""
+    assert err == (
+        f"okl-data: error: nothing to verify: no file or cache of casp is in the data directory {no_data} or the "
+        "mirror (none: set OKL_DATA_MIRROR); okl-data fetch NAME obtains them\n"
+    )
+    assert okl_data("verify")[2].startswith("okl-data: error: nothing to verify: no file or cache of any of the 16")
+
+
+def test_list_shows_a_mirror_copy_whose_checksum_differs_as_corrupt(okl_data, okl_run, no_data, tmp_path):
+    """It was listed as "raw in mirror", then refused by the run that read it."""
+    mirror = tmp_path / "mirror"
+    (mirror / "casp").mkdir(parents=True)
+    (mirror / "casp" / "CASP.csv.xz").write_bytes(lzma.compress(b'"RMSD","F1"\n1,2\n'))
+    code, out, _ = okl_data("--mirror", str(mirror), "list")
+    (casp,) = [line for line in out.splitlines() if line.startswith("casp ")]
+    assert code == 0 and casp.endswith(
+        "all: CORRUPT in mirror (CASP.csv.xz: sha256 is not the catalog's; okl-data verify casp)"
+    )
+    code, _, err = okl_run("dataset=casp", f"dataset.mirror={mirror}", "progress=false")
+    assert code == 2 and "CASP.csv.xz: sha256 of its stored bytes is " in err and err.count("\n") == 1

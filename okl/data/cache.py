@@ -84,10 +84,16 @@ def cache_dirs(data: Path, spec: Spec, part: str) -> list[Path]:
 
 
 def part_state(spec: Spec, part: str, data: Path, mirror: Path | None) -> str:
-    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use) or ``missing`` (to download)."""
+    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use), ``CORRUPT in mirror`` (a mirror
+    copy whose stored bytes are not the catalog's: it would be refused) or ``missing`` (to download)."""
     if any(current(d, spec, part) for d in cache_dirs(data, spec, part)):
         return "cached"
     if found := locate(spec, part, data, mirror):
+        for file in found[1]:
+            try:
+                check_mirror_copy(file)  # cheap: the stored (compressed) bytes
+            except DataError:
+                return f"CORRUPT in mirror ({file.path.name}: sha256 is not the catalog's; okl-data verify {spec.name})"
         return f"raw in {found[1][0].origin}"
     return "missing"
 
