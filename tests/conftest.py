@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
+from helpers import allow_small_susy
 from okl.cli import data as data_cli
 from okl.cli import run as cli
 
@@ -85,7 +86,9 @@ def mirror(session_data, monkeypatch) -> Path:
 
 @pytest.fixture
 def no_data(tmp_path, monkeypatch) -> Path:
-    """An empty data directory, no mirror, no network: every real dataset is absent."""
+    """An empty data directory, no mirror, no network: every real dataset is absent (and SUSY's catalog row count
+    is not required: the tests write small SUSY files, helpers.write_susy)."""
+    allow_small_susy(monkeypatch)
     monkeypatch.setenv("OKL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("OKL_DATA_MIRROR", raising=False)
     monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", _offline)

@@ -176,3 +176,24 @@ def test_list_shows_a_mirror_copy_whose_checksum_differs_as_corrupt(okl_data, ok
     )
     code, _, err = okl_run("dataset=casp", f"dataset.mirror={mirror}", "progress=false")
     assert code == 2 and "CASP.csv.xz: sha256 of its stored bytes is " in err and err.count("\n") == 1
+
+
+def test_a_truncated_file_without_a_published_checksum_is_refused_by_its_row_count(okl_data, okl_run, mirror, tmp_path):
+    """cpusmall cut to 200 rows (LIBSVM's copy has no published sha256) ran as "complete, 200 rounds"."""
+    data = tmp_path / "data"
+    (data / "cpusmall").mkdir(parents=True)
+    with gzip.open(mirror / "cpusmall" / "227_cpu_small.tsv.gz", "rt") as fh:
+        records = [line.split("\t") for line in fh.read().splitlines()[1:201]]
+    (data / "cpusmall" / "cpusmall").write_text(
+        "".join(f"{r[-1]} " + " ".join(f"{i + 1}:{v}" for i, v in enumerate(r[:-1])) + "\n" for r in records)
+    )
+    expected = (
+        f"{data / 'cpusmall' / 'cpusmall'}: 200 rows, but cpusmall/all has 8,192 (catalog): the file is truncated "
+        "or another version and was not used (nothing was deleted): replace it, or remove it and run okl-data fetch "
+        "cpusmall\n"
+    )
+    code, _, err = okl_data("--data-dir", str(data), "fetch", "cpusmall")
+    assert code == 2 and err == f"okl-data: error: {expected}"
+    code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
+    assert code == 2 and err == f"okl-run: error: {expected}"
+    assert (data / "cpusmall" / "cpusmall").exists() and not list((data / "cpusmall").glob("cache/*"))

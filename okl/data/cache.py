@@ -153,6 +153,11 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
         ) from None
 
 
+def expected_rows(spec: Spec, part: str) -> int | None:
+    """The rows a parse of ``part`` must give: the catalog's count (every source holds the same records)."""
+    return spec.part(part).rows
+
+
 def lock_path(directory: Path) -> Path:
     """The lock file of a cache directory: beside the dataset's files, not among its caches."""
     return directory.parent.parent / f".{directory.name}.lock"
@@ -196,6 +201,14 @@ def _parse(
     if rows == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise DataError(f"{names[0]}: no rows")
+    expected = expected_rows(spec, part)
+    if expected is not None and rows != expected:  # the check of the files without a published sha256
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DataError(
+            f"{', '.join(names)}: {rows:,} rows, but {spec.name}/{part} has {expected:,} (catalog): the file is "
+            f"truncated or another version and was not used (nothing was deleted): replace it, or remove it and "
+            f"run okl-data fetch {spec.name}"
+        )
     meta = {
         "version": VERSION,
         "dataset": spec.name,
