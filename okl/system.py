@@ -14,6 +14,7 @@ from pathlib import Path
 from okl.errors import ResourceError
 
 GIB = 1024**3
+SMALL_STATE = 64 << 20  # bytes of a learner's state that need no check against the available memory
 
 
 def pin_blas_threads() -> None:
@@ -52,7 +53,10 @@ def state_budget() -> int:
 def require_state(nbytes: int, what: str, advice: str | Callable[[int], str]) -> None:
     """Raise :class:`ResourceError` if a state of ``nbytes`` exceeds :func:`state_budget`. ``what`` describes
     the state (``"kernel_awv: the exact 200,000×200,000 kernel factor after n=200,000 rounds"``), ``advice``
-    says what to change (a function of the budget in bytes when the advice depends on it)."""
+    says what to change (a function of the budget in bytes when the advice depends on it). A state below
+    ``SMALL_STATE`` passes without reading /proc (the interval ensembles build an instance every other round)."""
+    if nbytes < SMALL_STATE:
+        return
     budget = state_budget()
     if nbytes > budget:
         text = advice(budget) if callable(advice) else advice

@@ -100,7 +100,14 @@ class RBFOGD(BlockLearner):
             self.S, self.alpha = S, alpha
         out = np.empty(len(y))
         limit = len(self.S) if p.budget is None else p.budget
-        self.recorded = {"model_size": np.minimum(self.count + np.arange(1, len(y) + 1), limit)}  # one per round
+        n, count = len(y), self.count  # one vector more per round, up to the limit
+        if count >= limit:
+            sizes = np.full(n, limit)
+        else:
+            sizes = np.arange(count + 1, count + n + 1)
+            if count + n > limit:
+                np.minimum(sizes, limit, out=sizes)
+        self.recorded = {"model_size": sizes}
         self.count, self.head = _play(
             X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta, p.lam, self._loss, out
         )
