@@ -208,7 +208,7 @@ def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
     ("sig", "status", "code"), [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "interrupted", 143)]
 )
 def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
-    proc = spawn_run(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    proc = spawn_run(tmp_path, "learner=kernel_awv", "n=20000", "sink.part_rows=500", "block=100")
     wait_for_parts(tmp_path, 2, proc)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -220,7 +220,7 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
 
 
 def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
-    proc = spawn_run(tmp_path, "learner=kernel_awv", "sink.part_rows=500", "block=100")
+    proc = spawn_run(tmp_path, "learner=kernel_awv", "n=20000", "sink.part_rows=500", "block=100")
     wait_for_parts(tmp_path, 2, proc)
     proc.kill()
     proc.communicate(timeout=60)
