@@ -395,3 +395,11 @@ def test_the_smallest_bandwidth_allowed_gives_finite_predictions(name):
     assert np.isfinite(play_blocks(make(name, sigma=SMALLEST_BANDWIDTH), X, y, (16, 1))).all()
     with pytest.raises(ConfigError, match=f"sigma must be >= 1.49e-154 \\(got {SMALLEST_BANDWIDTH / 2!r}\\)"):
         make(name, sigma=SMALLEST_BANDWIDTH / 2)
+
+
+def test_an_ensemble_checks_the_memory_of_each_expert(monkeypatch):
+    """omkl's experts keep every support vector without a budget: the ensemble's check is theirs."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError, match=r"^rbf_ogd: 200,000,000 support vectors of n=200,000,000 rounds: 11.9"):
+        make("omkl", n=200_000_000, budget=None).require_memory(200_000_000)
+    make("omkl", n=200_000_000).require_memory(200_000_000)  # SETTINGS' budget of 40 vectors: it fits

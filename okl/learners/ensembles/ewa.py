@@ -75,6 +75,12 @@ class EWA(BlockLearner):
             self.experts.append(cls(d, horizon=horizon, **spec))
         self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
 
+    def require_memory(self, rounds: int) -> None:
+        """Each expert's check: an expert keeps its whole state (omkl's support vectors grow with the rounds)."""
+        super().require_memory(rounds)
+        for expert in getattr(self, "experts", ()):  # none yet when the base class checks at construction
+            expert.require_memory(rounds)
+
     def expert_configs(self) -> list[Mapping]:
         """The experts' learner configs."""
         return list(self.params.experts)
