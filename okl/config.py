@@ -30,7 +30,7 @@ from okl.losses import EVALUATION
 from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
 from okl.store import RunDir, SinkParams
-from okl.validation import integer_at_least, one_of, positive
+from okl.validation import bandwidth, integer_at_least, one_of, positive, seed
 
 GROUPS = ("dataset", "learner", "comparator")
 
@@ -66,9 +66,9 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 1)
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         positive("lam", self.lam)
-        integer_at_least("seed", self.seed, 0)
+        seed("seed", self.seed)
         if self.n is not None:
             integer_at_least("n", self.n, 1)
         if self.timeout_s is not None:
@@ -176,6 +176,8 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
         )
     learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
     learner.check_task(dataset.task)
+    if run.timeout_s is None:  # a run with a time budget may stop long before its state fills the memory
+        learner.require_memory(rounds)
     comparator = _comparator(nodes["comparator"], dataset)
     sink = build_params("sink", "parquet", SinkParams, dict(values.get("sink") or {}))
     key = {

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from okl.dictionary.kors import WEIGHTS
-from okl.validation import one_of, positive
+from okl.validation import bandwidth, one_of, positive, seed
 
 
 def _check_bases(params: object, cls: type) -> None:
@@ -38,7 +38,7 @@ class GaussianParams:
     sigma: float = 1.0
 
     def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
+        bandwidth("sigma", self.sigma)
         _check_bases(self, GaussianParams)
 
 
@@ -67,6 +67,7 @@ class KORSParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         positive("eps", self.eps)
         positive("beta", self.beta)
         one_of("kors", self.kors, WEIGHTS)

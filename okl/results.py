@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,14 +53,26 @@ def _run_dirs(root: Path, **keys: object) -> list[RunDir]:
     return find(root, **keys)
 
 
+class SkippedRun(UserWarning):
+    """A run directory left out of a reading because its manifest cannot be read."""
+
+
 def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -> list[tuple[RunDir, dict]]:
     """The run directories matching ``keys`` with their manifests (each read once), keeping the runs whose
-    status is ``status`` (or one of them) when given."""
+    status is ``status`` (or one of them) when given. A run whose manifest is damaged is left out with a
+    :class:`SkippedRun` warning naming it."""
     wanted = (status,) if isinstance(status, str) else status
     found = []
     for run_dir in _run_dirs(root, **keys):
         manifest = run_dir.manifest()
         if manifest is None:
+            if run_dir.manifest_damaged():
+                warnings.warn(
+                    f"{run_dir.path}: its run.json is not a readable manifest, so the run is left out: "
+                    f"re-run it (okl-run plays it again), or remove the directory",
+                    SkippedRun,
+                    stacklevel=3,
+                )
             continue
         manifest["status"] = run_dir.status(manifest)  # "stopped": its process is gone; re-running resumes it
         if wanted is None or manifest["status"] in wanted:
@@ -123,12 +136,24 @@ def _row(run_dir: RunDir, manifest: dict) -> dict:
     okl-bench read them from these rows too)."""
     rounds, learner_s = manifest.get("rounds") or 0, manifest.get("learner_s")
     derived = {
+        **_analyses(manifest),
         "path": str(run_dir.path),
         "us_per_round": 1e6 * learner_s / rounds if rounds and learner_s is not None else None,
         "peak_rss_mb": manifest["peak_rss_bytes"] / 2**20 if manifest.get("peak_rss_bytes") else None,
         "model_size": (manifest.get("report") or {}).get("model_size"),
     }
     return {**manifest, **derived, **_settings(manifest)}
+
+
+def _analyses(manifest: dict) -> dict[str, float]:
+    """Each post-run analysis's number as a column of its name: ``regret`` (its entry's ``regret``) and
+    ``effective_dimension`` (its entry's ``value``)."""
+    numbers = {}
+    for key, entry in manifest.items():
+        value = entry.get(key, entry.get("value")) if isinstance(entry, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            numbers[key] = value
+    return numbers
 
 
 def _settings(manifest: dict) -> dict[str, object]:
@@ -178,10 +203,15 @@ def summary(
     by = list(by) if by is not None else [*GROUPS, *varying(table)]
     if table.empty:
         return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
-    missing = [c for c in [*by, *metrics] if c not in table.columns]
+    missing = [c for c in by if c not in table.columns]
     if missing:
         known = ", ".join(sorted(c for c in table.columns if not isinstance(table[c].iloc[0], (dict, list))))
         raise ConfigError(f"no column {missing[0]!r} in the runs; choose among: {known}")
+    numeric = sorted(c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and not c.endswith("seed"))
+    wrong = [m for m in metrics if m not in numeric]
+    if wrong:
+        what = "not a number" if wrong[0] in table.columns else "not a column"
+        raise ConfigError(f"metric {wrong[0]!r} is {what} in the runs; choose a numeric one: {', '.join(numeric)}")
     grouped = table.groupby(by, dropna=False, sort=True)
     out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
     for metric in metrics:

@@ -8,11 +8,13 @@ import os
 import platform
 import resource
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from okl.errors import ResourceError
 
 GIB = 1024**3
+SMALL_STATE = 64 << 20  # bytes of a learner's state that need no check against the available memory
 
 
 def pin_blas_threads() -> None:
@@ -39,6 +41,27 @@ def require_memory(nbytes: int, what: str, advice: str) -> None:
     if nbytes > free:
         raise ResourceError(
             f"{what}; that needs {nbytes / GIB:,.1f} GiB of memory but {free / GIB:,.1f} GiB are available: {advice}"
+        )
+
+
+def state_budget() -> int:
+    """Bytes a learner's state may take before its first round: half the available memory, the other half
+    left for a block's inputs, features and temporaries."""
+    return available_memory() // 2
+
+
+def require_state(nbytes: int, what: str, advice: str | Callable[[int], str]) -> None:
+    """Raise :class:`ResourceError` if a state of ``nbytes`` exceeds :func:`state_budget`. ``what`` describes
+    the state (``"kernel_awv: the exact 200,000×200,000 kernel factor after n=200,000 rounds"``), ``advice``
+    says what to change (a function of the budget in bytes when the advice depends on it). A state below
+    ``SMALL_STATE`` passes without reading /proc (the interval ensembles build an instance every other round)."""
+    if nbytes < SMALL_STATE:
+        return
+    budget = state_budget()
+    if nbytes > budget:
+        text = advice(budget) if callable(advice) else advice
+        raise ResourceError(
+            f"{what}: {nbytes / GIB:,.1f} GiB, more than half the {2 * budget / GIB:,.1f} GiB available: {text}"
         )
 
 

@@ -92,7 +92,8 @@ def test_run_id_depends_on_what_determines_the_rounds_only(composed):
     assert config.plan(composed("seed=1")).run_id != base
     assert config.plan(composed("n=10")).run_id != base
     assert (
-        config.plan(composed("learner=online_krr", "M=5")).run_id == config.plan(composed("learner=online_krr")).run_id
+        config.plan(composed("learner=online_krr", "M=5", "n=1000")).run_id
+        == config.plan(composed("learner=online_krr", "n=1000")).run_id
     )
 
 

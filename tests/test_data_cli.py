@@ -1,7 +1,11 @@
 """``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
 
+import gzip
 import hashlib
 import json
+import lzma
+
+import pytest
 
 from helpers import only_run, write_susy
 
@@ -20,7 +24,12 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data, monkeypatc
     write_susy(no_data, monkeypatch)
     assert okl_data("fetch", "susy")[0] == 0
     code, out, _ = okl_data("verify", "susy")
-    assert code == 0 and "no published sha256" in out and "cache" in out and out.endswith("all verified\n")
+    assert (
+        code == 0
+        and "no published sha256" in out
+        and "cache" in out
+        and out.endswith("all verified (2 files and caches)\n")
+    )
     (no_data / "susy" / "cache" / "all-v2" / "x.bin").write_bytes(b"12345678")  # a truncated cache
     code, out, _ = okl_data("verify", "susy")
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
@@ -102,3 +111,98 @@ def test_verify_checks_every_file_and_reports_unreadable_ones_in_one_line(okl_da
     unreadable = [line for line in out.splitlines() if "UNREADABLE" in line]
     assert len(unreadable) == 3 and all("replace it, or remove it and run okl-data fetch" in u for u in unreadable)
     assert "casp/all" in out and "MISMATCH" in out and out.endswith("4 problem(s) found\n")
+
+
+GOOD = ",".join(["1"] + ["0.5"] * 18)
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (",".join(["0"] + ["0.5"] * 17 + ["abc"]), "line 2: column 18 holds 'abc', not a number"),
+        (",".join(["0"] + ["0.5"] * 17 + ["nan"]), "line 2: column 18 holds 'nan', not a finite number"),
+        (",".join(["0"] + ["0.5"] * 17 + ["1e400"]), "line 2: column 18 holds '1e400', not a finite number"),
+        (",".join(["0"] + ["0.5"] * 17 + [""]), "line 2: column 18 holds '', not a number"),
+        (",".join(["0"] + ["0.5"] * 17), "line 2: expected 19 fields, found 18"),
+        (",".join(["0"] + ["0.5"] * 19), "line 2: expected 19 fields, found 20"),
+    ],
+)
+def test_a_malformed_record_of_a_file_without_checksum_is_named_in_one_line(
+    okl_data, okl_run, no_data, record, message
+):
+    """Every one of these ended in `internal error: AttributeError: 'HashingReader' object has no attribute
+    'writable'`: the diagnosis wrapped the hashing reader in a text reader."""
+    (no_data / "susy").mkdir(parents=True)
+    with gzip.open(no_data / "susy" / "SUSY.csv.gz", "wt") as fh:
+        fh.write(f"{GOOD}\n{record}\n{GOOD}\n")
+    code, _, err = okl_data("fetch", "susy")
+    assert code == 2 and err == f"okl-data: error: {no_data / 'susy' / 'SUSY.csv.gz'}: {message}\n"
+    code, _, err = okl_run("dataset=susy", "progress=false")
+    assert code == 2 and err == f"okl-run: error: {no_data / 'susy' / 'SUSY.csv.gz'}: {message}\n"
+
+
+def test_an_empty_file_is_named_in_one_line(okl_data, no_data):
+    (no_data / "susy").mkdir(parents=True)
+    with gzip.open(no_data / "susy" / "SUSY.csv.gz", "wt"):
+        pass
+    code, _, err = okl_data("fetch", "susy")
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith("SUSY.csv.gz: the file holds no records: replace it, or remove it and run okl-data fetch\n")
+
+
+def test_a_data_directory_that_refuses_writes_is_one_line(okl_data, okl_run, mirror, tmp_path):
+    """A read-only data directory gave a traceback (okl-data fetch) or an internal OSError (okl-run). The
+    directory here lies under a file, which refuses writes as a read-only one does, even for root."""
+    (tmp_path / "a-file").write_text("")
+    data = tmp_path / "a-file" / "data"
+    expected = f"cannot write cpusmall's parsed cache in the data directory {data} (Not a directory: "
+    code, _, err = okl_data("--data-dir", str(data), "fetch", "cpusmall")
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-data: error: {expected}")
+    assert err.endswith("): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) to a writable folder\n")
+    code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-run: error: {expected}")
+
+
+def test_verify_with_nothing_on_disk_says_so_instead_of_all_verified(okl_data, no_data):
+    code, out, err = okl_data("verify", "casp")
+    assert code == 2 and out == ""
+    assert err == (
+        f"okl-data: error: nothing to verify: no file or cache of casp is in the data directory {no_data} or the "
+        "mirror (none: set OKL_DATA_MIRROR); okl-data fetch NAME obtains them\n"
+    )
+    assert okl_data("verify")[2].startswith("okl-data: error: nothing to verify: no file or cache of any of the 16")
+
+
+def test_list_shows_a_mirror_copy_whose_checksum_differs_as_corrupt(okl_data, okl_run, no_data, tmp_path):
+    """It was listed as "raw in mirror", then refused by the run that read it."""
+    mirror = tmp_path / "mirror"
+    (mirror / "casp").mkdir(parents=True)
+    (mirror / "casp" / "CASP.csv.xz").write_bytes(lzma.compress(b'"RMSD","F1"\n1,2\n'))
+    code, out, _ = okl_data("--mirror", str(mirror), "list")
+    (casp,) = [line for line in out.splitlines() if line.startswith("casp ")]
+    assert code == 0 and casp.endswith(
+        "all: CORRUPT in mirror (CASP.csv.xz: sha256 is not the catalog's; okl-data verify casp)"
+    )
+    code, _, err = okl_run("dataset=casp", f"dataset.mirror={mirror}", "progress=false")
+    assert code == 2 and "CASP.csv.xz: sha256 of its stored bytes is " in err and err.count("\n") == 1
+
+
+def test_a_truncated_file_without_a_published_checksum_is_refused_by_its_row_count(okl_data, okl_run, mirror, tmp_path):
+    """cpusmall cut to 200 rows (LIBSVM's copy has no published sha256) ran as "complete, 200 rounds"."""
+    data = tmp_path / "data"
+    (data / "cpusmall").mkdir(parents=True)
+    with gzip.open(mirror / "cpusmall" / "227_cpu_small.tsv.gz", "rt") as fh:
+        records = [line.split("\t") for line in fh.read().splitlines()[1:201]]
+    (data / "cpusmall" / "cpusmall").write_text(
+        "".join(f"{r[-1]} " + " ".join(f"{i + 1}:{v}" for i, v in enumerate(r[:-1])) + "\n" for r in records)
+    )
+    expected = (
+        f"{data / 'cpusmall' / 'cpusmall'}: 200 rows, but cpusmall/all has 8,192 (catalog): the file is truncated "
+        "or another version and was not used (nothing was deleted): replace it, or remove it and run okl-data fetch "
+        "cpusmall\n"
+    )
+    code, _, err = okl_data("--data-dir", str(data), "fetch", "cpusmall")
+    assert code == 2 and err == f"okl-data: error: {expected}"
+    code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
+    assert code == 2 and err == f"okl-run: error: {expected}"
+    assert (data / "cpusmall" / "cpusmall").exists() and not list((data / "cpusmall").glob("cache/*"))

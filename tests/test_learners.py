@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from helpers import play_blocks, play_loop, relative_gap, stream
+from helpers import play_blocks, play_loop, relative_gap, show, stream
 from okl import system
 from okl.errors import ConfigError, ResourceError
 from okl.features.taylor import taylor_dim
@@ -12,8 +12,10 @@ from okl.learners import LEARNERS
 from okl.learners.awv.kernel_awv import KernelAWV
 from okl.learners.awv.online_krr import OnlineKRR
 from okl.learners.awv.pkawv_taylor import PKAWVTaylor
+from okl.learners.ensembles.intervals import AdaptiveParams
 from okl.learners.random_features.fogd import FOGD
 from okl.linalg.online_ridge import OnlineRidge
+from okl.validation import SMALLEST_BANDWIDTH
 
 SETTINGS = {  # small, fast settings for each registered learner
     "kernel_awv": dict(sigma=0.8, lam=0.5),
@@ -45,6 +47,24 @@ SETTINGS = {  # small, fast settings for each registered learner
         eta=0.5,
     ),
 }
+CONSTANT_SIZE = {
+    "fogd",
+    "pkawv_taylor",
+    "pkrr_taylor",
+    "raker",
+    "river",
+    "kors_batch",
+    "pkawv_nystrom_beforehand",
+    "ewa",
+}
+DIAGNOSED = {  # every learner, and settings whose model size changes inside blocks where SETTINGS' does not
+    **{name: (name, {}) for name in SETTINGS},
+    "ewa of growing experts": (
+        "ewa",
+        dict(experts=[dict(name="rbf_ogd", sigma=0.8, eta=0.3, budget=50), dict(name="kons", sigma=0.8, alpha=0.5)]),
+    ),
+    "adaraker variant=code": ("adaraker", dict(variant="code", eta0=AdaptiveParams.eta0)),
+}
 HINDSIGHT = {key for key in LEARNERS.names() if LEARNERS.get(key).beforehand == "stream"}  # see every label first
 
 
@@ -61,6 +81,43 @@ def test_every_registered_learner_is_covered():
 def test_block_equals_loop(name, sizes):
     X, y = stream(600, 3)
     assert relative_gap(play_blocks(make(name), X, y, sizes), play_loop(make(name), X, y)) < 1e-9
+
+
+def diagnostics_of_blocks(learner, X, y, sizes) -> dict[str, np.ndarray]:
+    """Each diagnostic column, per round, as the runner writes it: after each block of the given sizes (cycled),
+    the last block's values; sizes (1,) is the runner's per-round path (predict_one, learn_one)."""
+    show(learner, X, y)
+    columns, start, i = {}, 0, 0
+    while start < len(y):
+        stop = min(start + sizes[i % len(sizes)], len(y))
+        if sizes == (1,):
+            learner.predict_one(X[start])
+            learner.learn_one(X[start], y[start])
+        else:
+            learner.predict_learn_block(X[start:stop], y[start:stop])
+        for key, values in learner.diagnostics(stop - start).items():
+            assert len(values) == stop - start, key
+            columns.setdefault(key, []).append(values)
+        start, i = stop, i + 1
+    return {key: np.concatenate(parts) for key, parts in columns.items()}
+
+
+@pytest.mark.parametrize("case", sorted(DIAGNOSED))
+@pytest.mark.parametrize("sizes", [(64,), (5, 1, 130, 17)])
+def test_block_diagnostics_equal_the_loops(case, sizes):
+    """Every per-round diagnostic column (model_size, ...) of a block equals the per-round loop's: kons wrote
+    its block's last model size at every round of it (256 at t = 1)."""
+    name, extra = DIAGNOSED[case]
+    X, y = stream(600, 3)
+    loop = diagnostics_of_blocks(make(name, **extra), X, y, (1,))
+    blocks = diagnostics_of_blocks(make(name, **extra), X, y, sizes)
+    assert sorted(blocks) == sorted(loop)
+    for key, values in loop.items():
+        if values.dtype.kind in "iu":
+            np.testing.assert_array_equal(blocks[key], values, err_msg=key)
+        else:
+            assert relative_gap(blocks[key], values) < 1e-9, key
+    assert len(np.unique(loop["model_size"])) > 1 or case in CONSTANT_SIZE  # the check could fail
 
 
 @pytest.mark.parametrize("name", sorted(set(SETTINGS) - HINDSIGHT))
@@ -278,3 +335,71 @@ def test_beforehand_queries_project_on_the_fixed_span():
     for x, expected in zip(far, many, strict=True):
         played = copy.deepcopy(learner).predict_learn_block(x[None, :], np.zeros(1))
         assert played[0] == pytest.approx(expected, rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "what"),
+    [
+        ("kernel_awv", {}, "kernel_awv: the exact 200,000×200,000 kernel factor of n=200,000 rounds: 298.0 GiB"),
+        ("online_krr", {}, "online_krr: the exact 200,000×200,000 kernel factor of n=200,000 rounds: 298.0 GiB"),
+        ("kons", {}, "kons: the inputs and the 200,000×200,000 gradient factor of n=200,000 rounds: 298.0 GiB"),
+        ("fsgd", {"batch": 1}, "fsgd: a dictionary of the 200,000,000 inputs of n=200,000,000 rounds: 11.9 GiB"),
+        ("rbf_ogd", {"budget": None}, "rbf_ogd: 200,000,000 support vectors of n=200,000,000 rounds: 11.9 GiB"),
+    ],
+)
+def test_a_state_growing_past_the_memory_is_refused_before_round_1_with_the_rounds_that_fit(
+    monkeypatch, name, extra, what
+):
+    """kernel_awv with n=200,000 needs 320 GB: it ran 4 minutes before it was stopped at 8 GB."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    rounds = 200_000 if "kernel" in what or "kons" in what else 200_000_000
+    learner = make(name, n=rounds, **extra)  # what does not grow is checked at construction: nothing here
+    with pytest.raises(ResourceError) as info:
+        learner.require_memory(rounds)
+    message = str(info.value)
+    assert (
+        message.startswith(f"{what}, more than half the 2.0 GiB available: set n= to at most ") and "\n" not in message
+    )
+    fitting = int(message.split("set n= to at most ")[1].split()[0].replace(",", ""))
+    assert learner.footprint(fitting)[0] <= system.GIB < learner.footprint(fitting + 1)[0]  # the most that fit
+    assert message.endswith(f" rounds, or {learner.lighter}")
+
+
+def test_fogd_refuses_a_feature_count_that_cannot_fit_before_allocating_it(monkeypatch):
+    """learner.D=1000000000 ended in an internal MemoryError."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError) as info:
+        FOGD(8, D=10**9, eta=0.1)
+    message = str(info.value)
+    assert message.startswith("fogd: D=1,000,000,000 frequencies in d=8 and their 2,000,000,000 features: 89.4 GiB")
+    fitting = int(message.split("lower learner.D (at most ")[1].split()[0].replace(",", ""))
+    per_frequency = FOGD(8, D=1, eta=0.1).footprint(0)[0]  # the footprint is linear in D
+    assert per_frequency * fitting <= system.GIB < per_frequency * (fitting + 1)  # the most that fit
+
+
+def test_okl_run_refuses_kernel_awv_on_too_many_rounds_at_once_unless_a_time_budget_may_stop_it(
+    okl_run, results_root, monkeypatch
+):
+    monkeypatch.setattr(system, "available_memory", lambda: 8 * system.GIB)
+    code, _, err = okl_run("learner=kernel_awv", "n=200000", "progress=false")
+    assert code == 2 and err.count("\n") == 1 and not results_root.exists()
+    assert err.startswith("okl-run: error: kernel_awv: the exact 200,000×200,000 kernel factor of n=200,000 rounds")
+    code, out, _ = okl_run("learner=kernel_awv", "n=200000", "timeout_s=0.5", "progress=false")
+    assert code == 0 and "timeout" in out
+
+
+@pytest.mark.parametrize("name", sorted(name for name, keys in SETTINGS.items() if "sigma" in keys))
+def test_the_smallest_bandwidth_allowed_gives_finite_predictions(name):
+    """sigma=1e-300 made every kernel nan, and the run blamed the step size: the smallest σ allowed still works."""
+    X, y = stream(50, 3)
+    assert np.isfinite(play_blocks(make(name, sigma=SMALLEST_BANDWIDTH), X, y, (16, 1))).all()
+    with pytest.raises(ConfigError, match=f"sigma must be >= 1.49e-154 \\(got {SMALLEST_BANDWIDTH / 2!r}\\)"):
+        make(name, sigma=SMALLEST_BANDWIDTH / 2)
+
+
+def test_an_ensemble_checks_the_memory_of_each_expert(monkeypatch):
+    """omkl's experts keep every support vector without a budget: the ensemble's check is theirs."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError, match=r"^rbf_ogd: 200,000,000 support vectors of n=200,000,000 rounds: 11.9"):
+        make("omkl", n=200_000_000, budget=None).require_memory(200_000_000)
+    make("omkl", n=200_000_000).require_memory(200_000_000)  # SETTINGS' budget of 40 vectors: it fits

@@ -173,6 +173,14 @@ def test_bad_arguments_are_one_line(capsys, argv, message):
     assert code == 2 and stderr.startswith(f"okl-reproduce: error: {message}") and stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("name", ["nosuch", "pkawv_fig2_synthetic"])
+def test_okl_bench_names_the_benchmarks_for_an_unknown_case(capsys, name, tmp_path):
+    """okl-bench nosuch listed the paper artefacts (okl-reproduce's), which okl-bench does not run."""
+    code, stdout, stderr = call(lambda: bench_cli.main([name, "--out", str(tmp_path)]), capsys)
+    assert code == 2 and stdout == ""
+    assert stderr == f"okl-bench: error: {name!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}\n"
+
+
 def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys):
     out = tmp_path / "bench"
     code, stdout, _ = call(

@@ -9,7 +9,7 @@ from conftest import call
 
 from okl import results
 from okl.cli import results as results_cli
-from okl.store import RunDir
+from okl.store import RunDir, find
 
 SWEEP = ("-m", "learner=pkrr_taylor,fogd", "lam=1,0.1", "seed=0,1,2", "n=300")
 
@@ -129,3 +129,32 @@ def test_okl_results_errors_are_one_line(sweep, capsys, monkeypatch, argv, messa
     code, out, err = call(lambda: results_cli.main(argv), capsys)
     assert code == 2 and out == ""
     assert err.startswith(f"okl-results: error: {message}") and err.count("\n") == 1
+
+
+def test_okl_results_summarises_the_regret_of_runs_scored_by_a_comparator(okl_run, results_root, capsys):
+    """--metric regret printed a traceback (the manifest holds the regret entry as a mapping)."""
+    assert okl_run("learner=pkrr_taylor", "n=200", "comparator=krr", "progress=false")[0] == 0
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0  # not scored: no regret
+    (scored,) = [m for m in map(RunDir.manifest, find(results_root)) if "regret" in m]
+    code, out, err = call(lambda: results_cli.main(["--metric", "regret"]), capsys)
+    assert code == 0 and err == ""
+    assert f"| pkrr_taylor | {scored['regret']['regret']:.4g} · " in out and "| fogd | — · " in out
+    code, out, err = call(lambda: results_cli.main(["--metric", "status"]), capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("okl-results: error: metric 'status' is not a number in the runs; choose a numeric one: ")
+    assert "regret" in err and "average_loss" in err
+
+
+def test_a_run_with_a_damaged_manifest_is_named_when_left_out(okl_run, results_root, capsys):
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0
+    assert okl_run("learner=pkrr_taylor", "n=200", "progress=false")[0] == 0
+    (damaged,) = find(results_root, learner="fogd")
+    (damaged.path / "run.json").write_text('{"status": "compl')
+    code, out, err = call(lambda: results_cli.main([]), capsys)
+    assert code == 0 and "| pkrr_taylor |" in out and "| fogd |" not in out
+    assert err == (
+        f"okl-results: warning: {damaged.path}: its run.json is not a readable manifest, so the run is left out: "
+        "re-run it (okl-run plays it again), or remove the directory\n"
+    )
+    with pytest.warns(results.SkippedRun, match="run.json is not a readable manifest"):
+        assert set(results.runs().learner) == {"pkrr_taylor"}

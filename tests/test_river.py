@@ -181,6 +181,15 @@ def test_river_classifier_scores_binary_streams(composed):
         (["dataset.task=binary"], "learner.model linear_model.LinearRegression is not a classifier"),
         (["dataset=river", "dataset.stream=datasets.ImageSegments"], "'Multi-class classification' task"),
         (["dataset=river", "dataset.stream=datasets.synth.Friedman"], "has no end: set dataset.length"),
+        (  # an internal ValueError at round 2: river checks it when it first predicts
+            ["learner.model=neighbors.KNNRegressor", "learner.params={n_neighbors: 0}"],
+            "learner.params: river.neighbors.KNNRegressor with {'n_neighbors': 0} fails on its first rounds "
+            "(ValueError: ",
+        ),
+        (
+            ["learner.params={optimizer: 3}"],
+            "river.linear_model.LinearRegression with {'optimizer': 3} fails on its first rounds (AttributeError: ",
+        ),
     ],
 )
 def test_river_config_errors_are_one_line(composed, overrides, message):

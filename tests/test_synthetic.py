@@ -55,3 +55,17 @@ def test_piecewise_stationary_stream_changes_its_target_at_the_segment_boundarie
         others = [ds.target(X[a:b], r) for r in range(3) if r != s]
         assert all(np.abs(y[a:b] - o).mean() > 0.1 for o in others)  # an abrupt change, not a drift
     np.testing.assert_array_equal(collect(Synthetic(d=3, length=3000, noise=0.0, seed=4, changes=2))[1], y)
+
+
+def test_a_dimension_whose_target_cannot_fit_is_one_line(monkeypatch):
+    """dataset.d=100000 was an internal MemoryError (a 74.5 GiB target matrix)."""
+    from okl import system
+    from okl.datasets import DATASETS
+    from okl.errors import ResourceError
+
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(
+        ResourceError, match=r"^dataset synthetic: d=100,000 gives 1 target matrices of 100,000×100,000"
+    ):
+        DATASETS.get("synthetic")(d=100_000)
+    assert DATASETS.get("synthetic")(d=100).d == 100

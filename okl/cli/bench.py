@@ -43,10 +43,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.repeats < 1:
             raise OklError("--repeats takes a positive number")
-        cases = [catalog.load(n) for n in args.names] if args.names else catalog.benchmarks()
-        unknown = [c.name for c in cases if c.name not in catalog.BENCH]
-        if unknown:
+        unknown = [n for n in args.names if n not in catalog.BENCH]
+        if unknown:  # before loading: an unknown name is not a paper artefact to list
             raise OklError(f"{unknown[0]!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}")
+        cases = [catalog.load(n) for n in args.names] if args.names else catalog.benchmarks()
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -87,7 +87,7 @@ def _verify(specs, data, mirror) -> int:
     from okl.data.sources import content_sha256, find
     from okl.errors import OklError
 
-    bad = 0
+    bad, checked = 0, 0
     for spec in specs:
         for part in spec.parts:
             for source in part.sources:
@@ -95,6 +95,7 @@ def _verify(specs, data, mirror) -> int:
                     located = find(spec, file, data, mirror)
                     if located is None:
                         continue
+                    checked += 1
                     try:
                         found = content_sha256(located.path, file.member)
                     except OklError as exc:  # empty, truncated, not the format its name says: report, go on
@@ -109,6 +110,7 @@ def _verify(specs, data, mirror) -> int:
                         verdict, bad = f"MISMATCH: content {found}, catalog {file.content_sha256}", bad + 1
                     print(f"{spec.name}/{part.name}: {located.path}: {verdict}")
             for directory in cache.cache_dirs(data, spec, part.name):
+                checked += 1
                 meta = cache.read_meta(directory)
                 try:
                     cache.CachedPart(directory, meta)
@@ -117,5 +119,11 @@ def _verify(specs, data, mirror) -> int:
                 except Exception as exc:  # a truncated or foreign cache: report it, keep checking
                     verdict, bad = f"BROKEN: {exc}", bad + 1
                 print(f"{spec.name}/{part.name}: cache {directory}: {verdict}")
-    print("all verified" if not bad else f"{bad} problem(s) found")
+    if not checked:
+        what = specs[0].name if len(specs) == 1 else f"any of the {len(specs)} datasets"
+        raise OklError(
+            f"nothing to verify: no file or cache of {what} is in the data directory {data} or the mirror "
+            f"({mirror or 'none: set OKL_DATA_MIRROR'}); okl-data fetch NAME obtains them"
+        )
+    print(f"all verified ({checked} files and caches)" if not bad else f"{bad} problem(s) found")
     return 1 if bad else 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -41,14 +42,18 @@ def main(argv: list[str] | None = None) -> None:
     from okl.errors import OklError
 
     try:
-        table = results.summary(
-            args.root,
-            by=args.by,
-            metrics=list(dict.fromkeys([args.metric, "learner_s"])),
-            status=None if args.all else results.FINISHED,
-            learner=args.learner,
-            dataset=args.dataset,
-        )
+        with warnings.catch_warnings(record=True) as skipped:
+            warnings.simplefilter("always", results.SkippedRun)
+            table = results.summary(
+                args.root,
+                by=args.by,
+                metrics=list(dict.fromkeys([args.metric, "learner_s"])),
+                status=None if args.all else results.FINISHED,
+                learner=args.learner,
+                dataset=args.dataset,
+            )
+        for warning in skipped:
+            print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
         if table.empty:
             where = args.root or results.default_root()
             raise OklError(f"no finished run under {str(where)!r} matches; run okl-run first, or pass --all")
@@ -83,7 +88,7 @@ def _column(row: dict, columns: list[str]) -> str:
 
 def _cell(row: dict, metric: str) -> str:
     mean, std = row[metric], row[f"{metric}_std"]
-    text = f"{mean:.4g}" + ("" if std is None or math.isnan(std) else f" ± {std:.2g}")
+    text = "—" if math.isnan(mean) else f"{mean:.4g}" + ("" if std is None or math.isnan(std) else f" ± {std:.2g}")
     text += f" · {row['learner_s']:.3g} s"
     return text + (f" ({row['seeds']})" if row["seeds"] > 1 else "")
 

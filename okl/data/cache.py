@@ -86,10 +86,16 @@ def cache_dirs(data: Path, spec: Spec, part: str) -> list[Path]:
 
 
 def part_state(spec: Spec, part: str, data: Path, mirror: Path | None) -> str:
-    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use) or ``missing`` (to download)."""
+    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use), ``CORRUPT in mirror`` (a mirror
+    copy whose stored bytes are not the catalog's: it would be refused) or ``missing`` (to download)."""
     if any(current(d, spec, part) for d in cache_dirs(data, spec, part)):
         return "cached"
     if found := locate(spec, part, data, mirror):
+        for file in found[1]:
+            try:
+                check_mirror_copy(file)  # cheap: the stored (compressed) bytes
+            except DataError:
+                return f"CORRUPT in mirror ({file.path.name}: sha256 is not the catalog's; okl-data verify {spec.name})"
         return f"raw in {found[1][0].origin}"
     return "missing"
 
@@ -134,12 +140,24 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     directory = cache_dir(data, spec, part, target)
     if current(directory, spec, part):
         return directory
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path(directory), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if current(directory, spec, part):  # another process built it while this one waited
-            return directory
-        return _parse(spec, part, target, directory, data, mirror, allow_download)
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path(directory), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if current(directory, spec, part):  # another process built it while this one waited
+                return directory
+            return _parse(spec, part, target, directory, data, mirror, allow_download)
+    except OSError as exc:  # reading errors are DataErrors already: this is the data directory refusing a write
+        raise DataError(
+            f"cannot write {spec.name}'s parsed cache in the data directory {data} ({exc.strerror or exc}: "
+            f"{exc.filename or directory}): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) "
+            f"to a writable folder"
+        ) from None
+
+
+def expected_rows(spec: Spec, part: str) -> int | None:
+    """The rows a parse of ``part`` must give: the catalog's count (every source holds the same records)."""
+    return spec.part(part).rows
 
 
 def lock_path(directory: Path) -> Path:
@@ -185,6 +203,14 @@ def _parse(
     if rows == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise DataError(f"{names[0]}: no rows")
+    expected = expected_rows(spec, part)
+    if expected is not None and rows != expected:  # the check of the files without a published sha256
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DataError(
+            f"{', '.join(names)}: {rows:,} rows, but {spec.name}/{part} has {expected:,} (catalog): the file is "
+            f"truncated or another version and was not used (nothing was deleted): replace it, or remove it and "
+            f"run okl-data fetch {spec.name}"
+        )
     meta = {
         "version": VERSION,
         "dataset": spec.name,

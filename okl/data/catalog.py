@@ -11,7 +11,8 @@ Checksums. ``content_sha256`` is the hash of the decompressed bytes the parser r
 recognised whatever its compression (LIBSVM's .bz2, the mirror's .xz); ``mirror_sha256`` is the hash
 of the mirror's copy as stored (checked before it is read). ``None`` means no trustworthy hash is published
 (SUSY, LIBSVM's cadata/cpusmall, ijcnn1's train file whose label spelling differs between copies):
-the hash seen on first use is recorded in the cache and reported by ``okl-data verify``.
+the hash seen on first use is recorded in the cache and reported by ``okl-data verify``, and a parse must give
+the part's ``rows`` (a truncated copy is refused).
 
 Presets (``dataset.preset``) are defined in :mod:`okl.data.preprocess`; ``presets`` below holds a
 dataset's own departures from them (SUSY's header quirk, casp's label map, the Raker prefixes).

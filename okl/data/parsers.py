@@ -145,16 +145,19 @@ def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
     if used is None and fmt.drop:
         drop = set(fmt.drop)
         used = lambda column: column not in drop  # noqa: E731
-    reader = pd.read_csv(
-        opener(),
-        sep=fmt.sep,
-        decimal=fmt.decimal,
-        header=0 if fmt.header else None,
-        usecols=used,
-        dtype=np.float64,
-        chunksize=ROWS,
-        encoding="latin-1",
-    )
+    try:
+        reader = pd.read_csv(
+            opener(),
+            sep=fmt.sep,
+            decimal=fmt.decimal,
+            header=0 if fmt.header else None,
+            usecols=used,
+            dtype=np.float64,
+            chunksize=ROWS,
+            encoding="latin-1",
+        )
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{name}: the file holds no records: replace it, or remove it and run okl-data fetch") from None
     try:
         with reader:
             for frame in reader:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import io
 import lzma
 import os
 import shutil
@@ -98,11 +99,13 @@ def _open(path: Path, suffix: str, member: str | None) -> BinaryIO:
     return open(path, "rb")
 
 
-class HashingReader:
-    """Wraps the binary stream of ``path``'s content and hashes every byte read through it (``read`` and
-    ``readinto``); a decompression error becomes a one-line :class:`DataError` naming the file."""
+class HashingReader(io.RawIOBase):
+    """A readable binary stream over the content of ``path`` (``stream``) that hashes every byte read through
+    it; a decompression error becomes a one-line :class:`DataError` naming the file. A full
+    :class:`io.RawIOBase`, so that text wrappers (the delimited parser's diagnosis) accept it."""
 
     def __init__(self, stream: BinaryIO, path: Path) -> None:
+        super().__init__()
         self.stream, self.path, self.sha = stream, path, hashlib.sha256()
 
     def read(self, size: int = -1) -> bytes:
@@ -124,18 +127,9 @@ class HashingReader:
     def readable(self) -> bool:
         return True
 
-    def seekable(self) -> bool:
-        return False
-
-    @property
-    def closed(self) -> bool:
-        return self.stream.closed
-
     def close(self) -> None:
         self.stream.close()
-
-    def __iter__(self):
-        return iter(lambda: self.read(READ), b"")
+        super().close()
 
     def finish(self) -> str:
         """Read what the parser left (so the hash covers the whole content) and return the hex digest."""

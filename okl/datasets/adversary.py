@@ -36,7 +36,7 @@ from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.linalg.ridge_oracle import RidgeOracle
 from okl.seeding import rng
-from okl.validation import integer_at_least, positive
+from okl.validation import integer_at_least, positive, seed
 
 STEP = 1e-6
 
@@ -59,6 +59,7 @@ class AdversaryParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         for key in ("d", "length", "screen", "starts", "maxiter"):
             integer_at_least(key, getattr(self, key), 1)
         for key in ("sigma", "lam", "x_bound", "y_bound"):

@@ -20,7 +20,7 @@ import numpy as np
 
 from okl.datasets.base import Generated, register
 from okl.seeding import rng
-from okl.validation import integer_at_least, positive
+from okl.validation import integer_at_least, positive, seed
 
 CHUNK = 1 << 16
 
@@ -36,6 +36,7 @@ class AlternatingParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         for key in ("d", "length", "points"):
             integer_at_least(key, getattr(self, key), 1)
         positive("C", self.C)

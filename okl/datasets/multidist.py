@@ -23,7 +23,7 @@ from scipy.special import logsumexp
 
 from okl.datasets.base import Generated, register
 from okl.seeding import rng
-from okl.validation import integer_at_least, positive
+from okl.validation import integer_at_least, positive, seed
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class MultidistParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         integer_at_least("classes", self.classes, 2)
         integer_at_least("modes", self.modes, 1)
         integer_at_least("length", self.length, 1)

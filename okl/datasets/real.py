@@ -4,9 +4,9 @@ Construction reads only the catalog: the rows, d and task of the selection come 
 planning a run (its id, a sweep's expansion, ``--cfg job``, ``okl-reproduce --list``) never touches
 a file. :meth:`FileDataset.open`, which the runner calls before it writes anything, obtains the files
 (data directory, mirror, else download unless ``download=false``), parses them into the cache on first
-use (:mod:`okl.data.cache`), checks that they hold the catalog's rows and the chosen labels, and computes
-the scaling statistics; any problem is a one-line error before a run starts. ``chunks()`` then streams
-bounded chunks from the memory-mapped cache.
+use (:mod:`okl.data.cache`, which refuses a file without the catalog's rows), checks the chosen labels,
+and computes the scaling statistics; any problem is a one-line error before a run starts. ``chunks()``
+then streams bounded chunks from the memory-mapped cache.
 
 Keys (``null`` takes the value of the preset, then of the dataset's catalog entry):
 
@@ -40,10 +40,10 @@ from okl.data.catalog import SPECS, Spec
 from okl.data.preprocess import PRESETS, X_SCALES, Y_SCALES, Stats, scale
 from okl.data.sources import data_dir, mirror_root
 from okl.datasets.base import Dataset, register
-from okl.errors import ConfigError, DataError
+from okl.errors import ConfigError
 from okl.registry import LOCAL
 from okl.seeding import rng
-from okl.validation import integer_at_least, one_of
+from okl.validation import integer_at_least, one_of, seed
 
 VALUES = 1 << 22  # values per streamed chunk (32 MiB of float64)
 
@@ -68,6 +68,7 @@ class FileParams:
     data_dir: str | None = field(default=None, metadata=LOCAL)
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         for key, options in (("preset", PRESETS), ("x_scale", X_SCALES), ("y_scale", Y_SCALES)):
             if getattr(self, key) is not None:
                 one_of(key, getattr(self, key), options)
@@ -81,7 +82,6 @@ class FileParams:
             value = getattr(self, key)
             if value is not None and (not value or not all(isinstance(p, str) for p in value)):
                 raise ConfigError(f"{key} must be a non-empty list of part names (got {value!r})")
-        integer_at_least("seed", self.seed, 0)
 
 
 class FileDataset(Dataset):
@@ -107,14 +107,6 @@ class FileDataset(Dataset):
         spec, p = self.spec, self.params
         data, mirror = data_dir(p.data_dir), mirror_root(p.mirror)
         parts = [cache.load(spec, part, p.target, data, mirror, p.download) for part in p.parts]
-        for name, part in zip(p.parts, parts, strict=True):
-            if part.rows != spec.part(name).rows:
-                source = part.meta["files"][0]["path"]
-                raise DataError(
-                    f"{source}: {part.rows:,} rows where {spec.name}'s {name} has {spec.part(name).rows:,}: "
-                    f"a truncated or different file; check it with `okl-data verify {spec.name}`, then remove it "
-                    f"and its cache ({part.directory}) and obtain it again"
-                )
         self._parts, self._offsets = parts, np.cumsum([0] + [part.rows for part in parts])
         try:
             self._check_labels()

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from okl import system
 from okl.datasets.base import Generated, register
 from okl.seeding import rng
-from okl.validation import integer_at_least, non_negative, one_of
+from okl.validation import integer_at_least, non_negative, one_of, seed
 
 PAGE = 1 << 16
 
@@ -42,6 +43,7 @@ class SyntheticParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         integer_at_least("d", self.d, 1)
         integer_at_least("length", self.length, 1)
         integer_at_least("changes", self.changes, 0)
@@ -58,6 +60,12 @@ class Synthetic(Generated):
     def __init__(self, **params) -> None:
         super().__init__(**params)
         p = self.params
+        system.require_state(  # dataset.d=100000 was an internal MemoryError (a 74.5 GiB target matrix)
+            8 * p.d * (p.d * (p.changes + 1) + 2 * PAGE),
+            f"dataset synthetic: d={p.d:,} gives {p.changes + 1} target matrices of {p.d:,}×{p.d:,} and pages of "
+            f"{PAGE:,}×{p.d:,} inputs",
+            "lower dataset.d",
+        )
         self.targets = [_draw(rng(p.seed, "synthetic/target"), p.d)]
         self.targets += [_draw(rng(p.seed, "synthetic/target", s), p.d) for s in range(1, p.changes + 1)]
         self.u, self.A = self.targets[0]

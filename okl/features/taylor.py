@@ -78,9 +78,12 @@ def _taylor_rows(X, inv_sigma, parent, variable, scale, F):
             xs[j] = X[i, j] * inv_sigma
             sq += xs[j] * xs[j]
         f = F[i]
+        damp = np.exp(-0.5 * sq)
+        if damp == 0.0:  # ||x||/σ > 38.6: every feature underflows to 0 (its powers could overflow: inf·0 = nan)
+            f[:] = 0.0
+            continue
         f[0] = 1.0
         for k in range(1, f.size):
             f[k] = f[parent[k]] * xs[variable[k]]
-        damp = np.exp(-0.5 * sq)
         for k in range(f.size):
             f[k] *= scale[k] * damp

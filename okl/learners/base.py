@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from okl import system
 from okl.dictionary.kors import KORS
 from okl.errors import ConfigError
 from okl.kernels import Kernel
@@ -47,11 +48,41 @@ class Learner(ABC):
     # σ²"}``): the one-line error of ``okl-run learner=<key> sigma=2`` names it (:func:`okl.config.plan`).
     instead: ClassVar[dict[str, str]] = {}
 
+    # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
+    lighter: ClassVar[str] = ""
+
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
         self.d = int(d)
         self.horizon = horizon
         self.params = build_params("learner", self.name or type(self).__name__, self.Params, params)
+        self.require_memory(0)  # before any allocation: the state that does not grow (FOGD's D features)
+
+    def footprint(self, rounds: int) -> tuple[int, str] | None:
+        """The memory of the learner's state after ``rounds`` rounds when it is large and known before round 1
+        (it grows with the rounds, or with a setting such as FOGD's D): (bytes, what holds them), else None.
+        It reads ``d`` and ``params`` only."""
+        return None
+
+    def require_memory(self, rounds: int) -> None:
+        """Raise :class:`~okl.errors.ResourceError` when the state after ``rounds`` rounds (:meth:`footprint`)
+        would not fit (:func:`okl.system.require_state`). Called at construction for 0 rounds, and before
+        round 1 for the run's rounds when it has no time budget (one with a budget may stop long before)."""
+        found = self.footprint(rounds)
+        if found is not None:
+            system.require_state(
+                found[0], f"{self.name}: {found[1]}", lambda budget: self.memory_advice(budget, rounds)
+            )
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        """What to change when the state after ``rounds`` rounds exceeds ``budget`` bytes: the most rounds
+        that fit (the footprint grows with them), and :attr:`lighter`."""
+        low, high = 0, rounds  # the most rounds whose state fits: bisection on a growing footprint
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if self.footprint(middle)[0] <= budget else (low, middle - 1)
+        hints = [f"set n= to at most {low:,} rounds"] if low else []
+        return ", or ".join(hints + [self.lighter] if self.lighter else hints) or "use a machine with more memory"
 
     @abstractmethod
     def predict_one(self, x: np.ndarray) -> float:

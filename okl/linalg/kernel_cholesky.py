@@ -11,8 +11,8 @@ from okl.kernels import Kernel
 
 
 def fits(n: int) -> bool:
-    """Whether an n×n float64 matrix takes at most half the available memory."""
-    return 8 * n * n < system.available_memory() // 2
+    """Whether an n×n float64 matrix fits the budget of a state (:func:`okl.system.state_budget`)."""
+    return 8 * n * n < system.state_budget()
 
 
 def kernel_cholesky(X: np.ndarray, kernel: Kernel, gamma: float, what: str) -> np.ndarray:

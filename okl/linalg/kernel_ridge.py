@@ -49,6 +49,11 @@ class OnlineKernelRidge:
         self._L_inv, self._inv_rows = np.empty((0, 0)), 0  # L⁻¹ for predict_many, built on first use
         compile_now()
 
+    @staticmethod
+    def state_bytes(rounds: int, d: int) -> int:
+        """Memory of the state after ``rounds`` rounds: the factor L (rounds², float64), the inputs and z."""
+        return 8 * rounds * (rounds + d + 1)
+
     # -- helpers ---------------------------------------------------------------------------------
     def _forward(self, K: np.ndarray) -> np.ndarray:
         """L_t⁻¹ K for K (t×m), by row chunks: W_a = C_a⁻¹ (K_a - L[a, :a] W[:a])."""

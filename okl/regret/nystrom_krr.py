@@ -20,7 +20,7 @@ from okl.dictionary.nystrom import NystromMap
 from okl.params import KernelParams
 from okl.regret.base import Comparator, register
 from okl.seeding import rng
-from okl.validation import integer_at_least
+from okl.validation import integer_at_least, seed
 
 ROWS = 8192
 
@@ -33,9 +33,9 @@ class NystromKRRParams(KernelParams):
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         super().__post_init__()
         integer_at_least("m", self.m, 1)
-        integer_at_least("seed", self.seed, 0)
 
 
 @register("nystrom_krr")

@@ -6,7 +6,6 @@ development machine: 78.8 MB in 1.23 s with pyarrow's defaults, 44.2 MB in 0.23 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import pickle
@@ -57,12 +56,43 @@ def read_json(path: Path) -> Any | None:
 
 
 def write_pickle(path: Path, value: Any) -> str:
-    """Pickle ``value`` to ``path`` keeping numpy views as views (:class:`Aliasing`); returns the file's sha256."""
-    buffer = io.BytesIO()
-    Aliasing(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-    data = buffer.getvalue()
-    write_atomic(path, lambda tmp: tmp.write_bytes(data))
-    return hashlib.sha256(data).hexdigest()
+    """Pickle ``value`` to ``path`` (atomically) keeping numpy views as views (:class:`Aliasing`); returns the
+    file's sha256. The pickle streams to the file and is hashed on the way, so a learner's state is never
+    copied in memory: protocol 5 hands over an array's buffer as it lies (a pickle built in memory first held
+    a second copy of an exact kernel's factor, 6.6 GB on cod-rna)."""
+    digest = hashlib.sha256()
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            Aliasing(_Hashed(fh, digest), protocol=5).dump(value)
+
+    write_atomic(path, write)
+    return digest.hexdigest()
+
+
+def read_pickle(path: Path, sha256: str | None) -> Any:
+    """The value pickled at ``path``, unpickled only when the file's sha256 is ``sha256`` (else ValueError,
+    before anything is unpickled); read twice from one open file (hashed in chunks, then unpickled), so that
+    its bytes are never held in memory beside the value."""
+    with open(path, "rb") as fh:
+        digest = hashlib.sha256()
+        for chunk in iter(lambda: fh.read(1 << 24), b""):
+            digest.update(chunk)
+        if not sha256 or digest.hexdigest() != sha256:
+            raise ValueError(f"sha256 {digest.hexdigest()[:12]}, not {str(sha256)[:12]}")
+        fh.seek(0)
+        return pickle.load(fh)
+
+
+class _Hashed:
+    """A binary file that hashes what is written to it (``write`` is all a pickler needs)."""
+
+    def __init__(self, fh, digest) -> None:
+        self.fh, self.digest = fh, digest
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self.fh.write(data)
 
 
 class Aliasing(pickle.Pickler):

@@ -21,8 +21,6 @@ and ``seconds`` (scoring time).
 
 from __future__ import annotations
 
-import hashlib
-import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from okl.errors import DataError
-from okl.store.files import read_json, write_json, write_pickle, write_table
+from okl.store.files import read_json, read_pickle, write_json, write_pickle, write_table
 from okl.store.lock import RunLock, describe, gone
 
 MANIFEST = "run.json"
@@ -80,6 +78,10 @@ class RunDir:
     def manifest(self) -> dict[str, Any] | None:
         """``run.json``, or None when the directory holds no run."""
         return read_json(self.path / MANIFEST)
+
+    def manifest_damaged(self) -> bool:
+        """Whether ``run.json`` exists but cannot be read as a manifest (truncated, edited by hand)."""
+        return self.manifest() is None and (self.path / MANIFEST).exists()
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         write_json(self.path / MANIFEST, manifest)
@@ -176,10 +178,10 @@ class RunDir:
         path = (self.path / str(entry.get("path"))).resolve()
         if path.parent != folder or path.suffix != ".pkl":
             raise DataError(f"its snapshot {entry.get('path')} lies outside {self.path / SNAPSHOTS}")
-        data = path.read_bytes()
-        if not entry.get("sha256") or hashlib.sha256(data).hexdigest() != entry["sha256"]:
-            raise DataError(f"its snapshot {entry['path']} is not the one run.json records (sha256)")
-        return pickle.loads(data)
+        try:
+            return read_pickle(path, entry.get("sha256"))
+        except ValueError as exc:
+            raise DataError(f"its snapshot {entry['path']} is not the one run.json records ({exc})") from None
 
     def snapshots(self) -> list[Path]:
         """The snapshot files present (at most one once a part has closed; none once the run is complete)."""

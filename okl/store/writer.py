@@ -28,7 +28,7 @@ from okl.validation import integer_at_least, positive
 # after SHARE⁻¹ times that much wall time: snapshots then cost at most SHARE of the run. Measured: online_krr
 # on cod-rna at 26,000 rounds spent two thirds of its wall time pickling its factor every 15 s.
 SNAPSHOT_SLOW_S = 1.0
-SNAPSHOT_SHARE = 0.1
+SNAPSHOT_SHARE = 0.05
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,16 @@ class KernelAWV(Learner):
 
     Params = KernelParams
     awv: ClassVar[bool] = True
+    lighter = "use pkawv_taylor or pkrr_taylor, whose state does not grow with the rounds"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.core = OnlineKernelRidge(d, self.params.sigma, self.params.lam, awv=self.awv, horizon=horizon)
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        return OnlineKernelRidge.state_bytes(
+            rounds, self.d
+        ), f"the exact {rounds:,}×{rounds:,} kernel factor of n={rounds:,} rounds"
 
     def predict_one(self, x: np.ndarray) -> float:
         return self.core.predict(x)

@@ -30,7 +30,6 @@ from typing import ClassVar
 import numpy as np
 
 from okl import system
-from okl.errors import ResourceError
 from okl.features.taylor import TaylorFeatures, taylor_dim
 from okl.learners.base import Learner, register
 from okl.linalg.online_ridge import OnlineRidge
@@ -59,23 +58,22 @@ class PKAWVTaylor(Learner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
-        r = taylor_dim(d, p.M)
-        budget = system.available_memory() // 2  # the state, and room for a block's features and temporaries
-        if OnlineRidge.state_bytes(r) > budget:
-            fitting = _largest_fitting_degree(d, p.M, budget)
-            size = OnlineRidge.state_bytes(taylor_dim(d, fitting)) / system.GIB
-            advice = (
-                f"lower M (M={fitting} gives a {size:,.2f} GiB state)"
-                if fitting
-                else "no degree fits: reduce the input dimension"
-            )
-            raise ResourceError(
-                f"{self.name}: d={d}, M={p.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state of "
-                f"{OnlineRidge.state_bytes(r) / system.GIB:,.1f} GiB, more than half the "
-                f"{2 * budget / system.GIB:,.1f} GiB available: {advice}"
-            )
         self.features = TaylorFeatures(d, p.M, p.sigma)
         self.ridge = OnlineRidge(self.features.dim, p.lam, awv=self.awv)
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The r×r state of the r = C(d+M, M) Taylor features (it does not grow with the rounds)."""
+        r = taylor_dim(self.d, self.params.M)
+        return OnlineRidge.state_bytes(
+            r
+        ), f"d={self.d}, M={self.params.M} gives {r:,} Taylor features (C(d+M, M)) and an {r:,}×{r:,} state"
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        fitting = _largest_fitting_degree(self.d, self.params.M, budget)
+        if not fitting:
+            return "no degree fits: reduce the input dimension"
+        size = OnlineRidge.state_bytes(taylor_dim(self.d, fitting)) / system.GIB
+        return f"lower M (M={fitting} gives a {size:,.2f} GiB state)"
 
     def predict_one(self, x: np.ndarray) -> float:
         return self.ridge.predict(self.features.transform(x)[0])

@@ -76,6 +76,11 @@ class FSGD(KernelExpansion):
     """Functional SGD: the dictionary keeps every point."""
 
     Params = FSGDParams
+    lighter = "use polk, whose KOMP step keeps the dictionary small"
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """Every input and its coefficient, copied when the dictionary grows: 16·n·(d + 1) bytes (one class)."""
+        return 16 * rounds * (self.d + 1), f"a dictionary of the {rounds:,} inputs of n={rounds:,} rounds"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)  # the dictionary D = X, coefficients W (M×C)

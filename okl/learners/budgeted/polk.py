@@ -68,6 +68,10 @@ class POLK(FSGD):
 
     Params = POLKParams
 
+    def footprint(self, rounds: int) -> None:
+        """KOMP prunes the dictionary to the budget ε: its size is not known before the rounds."""
+        return None
+
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.dictionary = KernelDictionary(d, self.kernel)

@@ -75,6 +75,12 @@ class EWA(BlockLearner):
             self.experts.append(cls(d, horizon=horizon, **spec))
         self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
 
+    def require_memory(self, rounds: int) -> None:
+        """Each expert's check: an expert keeps its whole state (omkl's support vectors grow with the rounds)."""
+        super().require_memory(rounds)
+        for expert in getattr(self, "experts", ()):  # none yet when the base class checks at construction
+            expert.require_memory(rounds)
+
     def expert_configs(self) -> list[Mapping]:
         """The experts' learner configs."""
         return list(self.params.experts)
@@ -103,7 +109,7 @@ class EWA(BlockLearner):
         W = normalised(self.log_w[None, :] - self.rate * before)
         self.log_w = self.log_w - self.rate * L.sum(axis=0)
         self.log_w -= self.log_w.max()
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
+        self.recorded = {"model_size": sum(e.diagnostics(len(y))["model_size"] for e in self.experts)}
         self.recorded.update({f"weight_{p}": W[:, p] for p in range(len(self.experts))})
         return np.einsum("ij,ij->i", W, P)
 

@@ -58,6 +58,12 @@ def active_intervals(t: int) -> list[tuple[int, int]]:
     return [((t >> j) << j, 1 << j) for j in range(t.bit_length())]
 
 
+def bit_lengths(t: np.ndarray) -> np.ndarray:
+    """``int.bit_length`` of each positive integer in ``t`` (below 2⁵³: frexp's exponent is exact), for the
+    per-round model sizes of a block."""
+    return np.frexp(np.asarray(t, dtype=np.float64))[1].astype(np.int64)
+
+
 def voting_levels(t: int) -> list[int]:
     """The levels j >= 1 whose instance votes at round t: 2^j <= t and the interval began before t."""
     return [j for j in range(1, t.bit_length()) if t % (1 << j)]
@@ -101,9 +107,10 @@ class IntervalEnsemble(BlockLearner):
     def play_instances(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Play rounds t+1..t+B on every level's instances, restarting each at its intervals' starts;
         return F, F[b, j] the level-j instance's prediction at round t+1+b (NaN before level j
-        exists)."""
+        exists). Records the model size after each round: the instances' sizes, each from its own diagnostics."""
         B = len(y)
         F = np.full((B, LEVELS), np.nan)
+        sizes = np.zeros(B, dtype=np.int64)
         last = self.t + B
         for j in range(1, last.bit_length()):
             length = 1 << j
@@ -114,7 +121,9 @@ class IntervalEnsemble(BlockLearner):
                     self.instances[j] = self.Instance(self.d, **self.instance_config(j))
                 end = min(B, b + length - (t % length))  # up to the interval's end
                 F[b:end, j] = self.instances[j].predict_learn_block(X[b:end], y[b:end])
+                sizes[b:end] += self.instances[j].diagnostics(end - b)["model_size"]
                 b = end
+        self.recorded = {"model_size": sizes}
         return F
 
     def query_instances(self, X: np.ndarray, levels: list[int]) -> np.ndarray:
@@ -135,7 +144,6 @@ class IntervalEnsemble(BlockLearner):
         out = np.empty(len(y))
         _mix(F, y, self.t, self.log_h, self.eta, out)
         self.t += len(y)
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
         return out
 
     @property

@@ -29,6 +29,7 @@ river models share no measure of their size: ``model_size`` is 0 and the run's r
 
 from __future__ import annotations
 
+import copy
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ import numpy as np
 from okl import riverlib
 from okl.errors import ConfigError
 from okl.learners.base import Learner, register
+from okl.validation import seed
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class RiverParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         base = riverlib.require().base
         found = riverlib.resolve(self.model, "model")
         if not (isinstance(found, type) and issubclass(found, (base.Regressor, base.Classifier))):
@@ -78,6 +81,24 @@ class RiverModel(Learner):
             raise ConfigError(f"learner.params: river.{p.model} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
         self._task = "regression" if isinstance(self.model, riverlib.require().base.Regressor) else "binary"
+        self._try()
+
+    def _try(self) -> None:
+        """Play two rounds on a fresh copy of the model: river checks many parameters only when it first
+        predicts or learns (``n_neighbors=0`` raised ValueError at round 2)."""
+        trial = copy.copy(self)
+        trial.model = self.model.clone()
+        x = np.zeros(self.d)
+        try:
+            for y in (1.0, 0.0):
+                trial.predict_one(x)
+                trial.learn_one(x, y)
+            trial.predict_one(x)
+        except Exception as exc:  # noqa: BLE001 (river raises what its code raises: say which, and where)
+            raise ConfigError(
+                f"learner.params: river.{self.params.model} with {self.params.params} fails on its first rounds "
+                f"({type(exc).__name__}: {exc}): check them against river's documentation of {self.params.model}"
+            ) from None
 
     def check_task(self, task: str) -> None:
         base = riverlib.require().base

@@ -41,7 +41,7 @@ import numpy as np
 from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures, embed
 from okl.learners.base import register
-from okl.learners.ensembles.intervals import LEVELS, AdaptiveParams, IntervalEnsemble
+from okl.learners.ensembles.intervals import LEVELS, AdaptiveParams, IntervalEnsemble, bit_lengths
 from okl.learners.ensembles.weights import normalised
 from okl.learners.multikernel.raker import KERNELS, Raker, RakerParams
 from okl.learners.multikernel.raker_code import AdaRakerCode
@@ -91,6 +91,8 @@ class AdaRaker(IntervalEnsemble):
     def play_instances(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         F = np.full((len(y), LEVELS), np.nan)
         _play(self._embed(X), y, self.t, self.theta, self.log_w, self.eta, self.params.lam, F)
+        played = self.t + np.arange(1, len(y) + 1)  # after round t: a level j >= 1 for each 2^j <= t
+        self.recorded = {"model_size": (bit_lengths(played) - 1) * self.theta.shape[1] * self.theta.shape[2]}
         return F
 
     def query_instances(self, X: np.ndarray, levels: list[int]) -> np.ndarray:

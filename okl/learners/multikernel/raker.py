@@ -39,7 +39,7 @@ from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.ensembles.ewa import EWA
 from okl.learners.multikernel.raker_code import RakerCode
-from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
 # The default step of each variant: §4's η = 0.5 for the text's Raker; for the code's, whose step
 # η/10 on the gradient −2(y − f)z with ||z||² = D is a least-mean-squares gain of ηD/5 (5 at D = 50:
@@ -78,6 +78,7 @@ class RakerParams(EnsembleParams):
     variant: str = "paper"
 
     def __post_init__(self) -> None:
+        seed("seed", self.seed)
         one_of("variant", self.variant, STEPS)
         if self.eta is None:
             object.__setattr__(self, "eta", STEPS[self.variant])

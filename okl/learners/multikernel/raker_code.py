@@ -58,7 +58,7 @@ import numpy as np
 from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures, embed
 from okl.learners.base import BlockLearner, Learner
-from okl.learners.ensembles.intervals import LEVELS
+from okl.learners.ensembles.intervals import LEVELS, bit_lengths
 from okl.seeding import rng
 
 BETA = 0.5  # the code's kernel-weight base (``all_beta``)
@@ -103,8 +103,12 @@ class CodeEnsembleMixin(BlockLearner):
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(len(y))
         self._rounds(self._embed(X), np.ascontiguousarray(y, dtype=np.float64), out)
-        self.recorded = {"model_size": np.full(len(y), self.model_size, dtype=np.int64)}
+        self.recorded = {"model_size": self.sizes(len(y))}
         return out
+
+    def sizes(self, rounds: int) -> np.ndarray:
+        """The model size after each of the last ``rounds`` rounds (constant, unless the variant grows)."""
+        return np.full(rounds, self.model_size, dtype=np.int64)
 
 
 class RakerCode(CodeEnsembleMixin):
@@ -168,6 +172,10 @@ class AdaRakerCode(CodeEnsembleMixin):
     @property
     def model_size(self) -> int:
         return active_levels(max(self.t, 1)) * self.w.shape[1] * self.w.shape[2]
+
+    def sizes(self, rounds: int) -> np.ndarray:
+        played = self.t - rounds + np.arange(1, rounds + 1)
+        return bit_lengths(np.maximum(played - 1, 1)) * self.w.shape[1] * self.w.shape[2]  # active_levels
 
 
 def active_levels(t: int) -> int:

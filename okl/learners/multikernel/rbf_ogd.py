@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from okl.kernels import squared_distance
-from okl.learners.base import Learner, register
+from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive
@@ -62,10 +62,16 @@ class RBFOGDParams(GaussianParams):
 
 
 @register("rbf_ogd")
-class RBFOGD(Learner):
+class RBFOGD(BlockLearner):
     """Kernel online gradient descent on a Gaussian kernel."""
 
     Params = RBFOGDParams
+    lighter = "set learner.budget (the most support vectors kept)"
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The support vectors and their coefficients, grown by doubling: 16·m·(d + 1) bytes for m vectors."""
+        kept = rounds if self.params.budget is None else min(rounds, self.params.budget)
+        return 16 * kept * (self.d + 1), f"{kept:,} support vectors of n={rounds:,} rounds"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
@@ -84,9 +90,6 @@ class RBFOGD(Learner):
         _predict(X, self.S[: self.count], self.alpha[: self.count], self.params.sigma, out)
         return out
 
-    def learn_one(self, x: np.ndarray, y: float) -> None:
-        self.predict_learn_block(x[None, :], np.array([y], dtype=np.float64))
-
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         p = self.params
         cap = self.count + len(y) if p.budget is None else p.budget
@@ -97,6 +100,14 @@ class RBFOGD(Learner):
             self.S, self.alpha = S, alpha
         out = np.empty(len(y))
         limit = len(self.S) if p.budget is None else p.budget
+        n, count = len(y), self.count  # one vector more per round, up to the limit
+        if count >= limit:
+            sizes = np.full(n, limit)
+        else:
+            sizes = np.arange(count + 1, count + n + 1)
+            if count + n > limit:
+                np.minimum(sizes, limit, out=sizes)
+        self.recorded = {"model_size": sizes}
         self.count, self.head = _play(
             X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta, p.lam, self._loss, out
         )

@@ -75,6 +75,14 @@ class KONS(Learner):
     """Exact kernel ONS; O(t²) time and memory per round."""
 
     Params = KONSParams
+    lighter = "use sketched_kons or pros_n_kons, which sketch the gradients"
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The inputs and coefficients of every round and the factor of the gradients kept (every round's, at
+        worst): 8·n·(n + d + 1) bytes."""
+        return 8 * rounds * (
+            rounds + self.d + 1
+        ), f"the inputs and the {rounds:,}×{rounds:,} gradient factor of n={rounds:,} rounds"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
@@ -158,3 +166,8 @@ class KONS(Learner):
     @property
     def model_size(self) -> int:
         return len(self.kept)
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        """The gradients kept after each of the last ``rounds`` rounds (``kept`` lists their 0-based rounds)."""
+        played = np.arange(self.t - rounds, self.t)
+        return {"model_size": np.searchsorted(self.kept, played, side="right")}

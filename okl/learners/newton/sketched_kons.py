@@ -64,6 +64,10 @@ class SketchedKONS(KORSLearner, KONS):
         self.kors = KORS(d, self.kernel, p.alpha, p.eps, p.beta, p.seed, stream="sketched_kons/kors", weights=p.kors)
         self.coins = Uniforms(rng(p.seed, "sketched_kons/coins"))
 
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The inputs and coefficients of every round (the sketch's size is not known ahead)."""
+        return 8 * rounds * (self.d + 1), f"the inputs of n={rounds:,} rounds"
+
     def _keep(self, x: np.ndarray, g: float, eta: float) -> bool:
         _, tau, _ = self.kors.run(x[None, :], np.array([math.sqrt(eta) * g]))
         p = max(min(self.params.beta * tau[0], 1.0), self.params.gamma)
@@ -72,3 +76,6 @@ class SketchedKONS(KORSLearner, KONS):
     @property
     def model_size(self) -> int:
         return self.t
+
+    def diagnostics(self, rounds: int) -> dict[str, np.ndarray]:
+        return {"model_size": np.arange(self.t - rounds + 1, self.t + 1, dtype=np.int64)}

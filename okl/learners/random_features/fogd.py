@@ -40,7 +40,7 @@ from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
-from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class FOGDParams(GaussianParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        seed("seed", self.seed)
         integer_at_least("D", self.D, 1)
         if self.eta is not None:
             positive("eta", self.eta)
@@ -70,6 +71,14 @@ class FOGD(Learner):
     """Fourier online gradient descent with D random frequencies (2D features)."""
 
     Params = FOGDParams
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The D×d frequencies, the 2D weights and a round's 2D features (a block's are B×2D more)."""
+        D = self.params.D
+        return 8 * D * (self.d + 4), f"D={D:,} frequencies in d={self.d} and their {2 * D:,} features"
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        return f"lower learner.D (at most {budget // (8 * (self.d + 4)):,} fit)"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
