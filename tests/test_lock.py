@@ -119,3 +119,15 @@ def test_a_released_lock_that_another_process_broke_and_took_is_left_alone(tmp_p
     place(tmp_path / ".lock", successor)
     lock.release()
     assert json.loads((tmp_path / ".lock").read_text()) == successor
+
+
+def test_a_breaker_that_died_before_breaking_does_not_block_the_run_forever(tmp_path):
+    """Its marker stayed and every later claimant waited on it, for ever; a marker older than a lease is abandoned."""
+    owners = stale_locks(dead_pid())
+    place(tmp_path / ".lock", owners["dead pid"])
+    marker = tmp_path / ".lock.dead.broken"
+    marker.touch()
+    os.utime(marker, (time.time() - 2 * LEASE_S, time.time() - 2 * LEASE_S))
+    lock = RunLock(tmp_path / ".lock")
+    assert lock.acquire() is None and json.loads((tmp_path / ".lock").read_text())["pid"] == os.getpid()
+    lock.release()

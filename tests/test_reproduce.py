@@ -241,6 +241,22 @@ def test_the_pool_starts_the_longest_expected_run_first_and_takes_runs_submitted
             pool.submit(runs[3], "late", seconds=1.5)
     assert order == [2, "late", 1, 0] and pool.finished == pool.submitted == 4
     assert 0 < pool.utilisation <= 1
+    pool.submit(runs[4], "one artefact", seconds=1)  # two artefacts sharing a run: played once, told to both
+    pool.submit(runs[4], "another", seconds=1)
+    assert [(tag, played.status) for tag, played in pool.results()] == [
+        ("one artefact", "complete"),
+        ("another", "complete"),
+    ]
+    assert pool.submitted == pool.finished == 5
+
+
+def test_artefacts_sharing_runs_play_them_once_in_the_pool(results_root, tmp_path, capsys):
+    """polk_fig2 and polk_table2 share two runs: both copies went to the pool, and the one that found the other
+    playing was reported as FAILED."""
+    argv = ["polk_fig2_multidist", "polk_table2_multidist", "--smoke", "--jobs", "2", "--out", str(tmp_path)]
+    code, stdout, _ = reproduce(capsys, *argv)
+    assert code == 0 and "FAILED" not in stdout, stdout
+    assert re.search(r"^pool: 6 runs on 2 workers, \d+% busy$", stdout, re.M)  # 5 + 3, two of them shared
 
 
 def test_all_artefacts_share_one_pool_and_it_reports_its_use(results_root, tmp_path, capsys):

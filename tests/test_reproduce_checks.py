@@ -152,6 +152,19 @@ def test_trend_of_the_largest_prediction_gap_per_seed():
     )
 
 
+def test_a_trend_without_its_metric_or_a_seed_in_common_is_not_run_never_decided_on_nan():
+    """A trend over regret with no regret scored crashed (AttributeError); a prediction gap with no seed in common
+    with the reference gave nan and the verdict 'partly'."""
+    unscored = {("d", m): [flat(1.0, regret=None)] for m in ["m1", "m2", "m3", "exact"]}
+    got = verdict({**TREND, "metric": "regret"}, unscored)
+    assert got.status == "not run" and "no finite regret in common to the runs of m1, m2, m3, exact" in got.numbers
+    exact = [Cell(0, [0.0] * 4, y_hat=[0.0] * 4)]
+    other_seed = [Cell(1, [0.0] * 4, y_hat=[1.0] * 4)]
+    raw = {"kind": "trend", "metric": "y_hat", "arms": ["far", "near"], "towards": "exact"}
+    got = verdict(raw, {("d", "far"): other_seed, ("d", "near"): other_seed, ("d", "exact"): exact})
+    assert got.status == "not run" and "nan" not in got.numbers
+
+
 def test_not_run_and_not_checkable():
     results = {("d", "a"): [flat(1.0)]}  # b never ran
     got = verdict(ORDER, results)
@@ -277,7 +290,7 @@ def test_every_ablation_is_listed_here():
 
 
 @pytest.mark.parametrize(("preset", "arm"), sorted(ABLATIONS))
-def test_an_ablation_changes_only_the_setting_its_deviation_names(mirror, preset, arm):
+def test_an_ablation_changes_only_the_setting_its_deviation_names(no_data, preset, arm):
     ours = next(d.ablation[1] for d in catalog.load(preset).deviations if d.ablation and d.ablation[0] == arm)
     group = next(o.split("=")[0] for o in sweep.combinations(preset, [])[0] if o.startswith(sweep.ARM))
     dataset = sweep.combinations(preset, [])[0]  # one dataset of the preset's
@@ -288,7 +301,7 @@ def test_an_ablation_changes_only_the_setting_its_deviation_names(mirror, preset
     assert runs[arm].learner.name == runs[ours].learner.name
 
 
-def test_settings_print_the_streams_length_and_name_the_arms_capped_shorter(mirror):
+def test_settings_print_the_streams_length_and_name_the_arms_capped_shorter(no_data):
     """KRR is capped at 30,000 rounds: the dataset's line gives the length the other arms play, not KRR's."""
     from types import SimpleNamespace
 

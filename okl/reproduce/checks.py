@@ -179,6 +179,13 @@ def _not_run(dataset: str, arms: Sequence[str], results: Results) -> Outcome:
     return Outcome(dataset, "not run", f"{dataset}: no finished runs of {', '.join(absent) or 'the arms'}")
 
 
+def _undecided(dataset: str, arms: Sequence[str], results: Results, metric: str) -> Outcome:
+    """Not run: an arm has no finished run there, or the runs hold no finite ``metric`` (or no seed in common)."""
+    if any(not results.get((dataset, a)) for a in arms):
+        return _not_run(dataset, arms, results)
+    return Outcome(dataset, "not run", f"{dataset}: no finite {metric} in common to the runs of {', '.join(arms)}")
+
+
 def _groups(arms: Sequence[str | Sequence[str]]) -> list[list[str]]:
     return [[a] if isinstance(a, str) else list(a) for a in arms]
 
@@ -335,10 +342,14 @@ class Trend(Check):
             what = f"largest prediction gap to {self.towards} over {t:,} rounds"
         else:
             got = values(results, dataset, arms, self.metric)
+            if got is None:  # an arm without runs there, or without the metric (no regret scored, ...)
+                return _undecided(dataset, arms, results, self.metric)
             m = got.means
             path = [abs(m[a] - m[self.towards]) if self.towards else m[a] for a in self.arms]
             what = f"|{self.metric} − {self.towards}'s {_fmt(m[self.towards])}|" if self.towards else self.metric
             what += got.where()
+        if any(v is None or not np.isfinite(v) for v in path):  # no seed both ran, or a NaN
+            return _undecided(dataset, arms, results, self.metric)
         falls = [b <= a for a, b in zip(path, path[1:], strict=False)]
         status = "holds" if all(falls) and path[-1] < path[0] else "fails" if path[-1] >= path[0] else "partly"
         shown = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(self.arms, path, strict=True))
@@ -348,11 +359,11 @@ class Trend(Check):
         return Outcome(dataset, status, text)
 
 
-def _gap(cells: Sequence[Cell], reference: Sequence[Cell], t: int) -> float:
-    """max_t |ŷ_t − ŷ_t(reference)| over rounds 1..t, averaged over the seeds both ran."""
+def _gap(cells: Sequence[Cell], reference: Sequence[Cell], t: int) -> float | None:
+    """max_t |ŷ_t − ŷ_t(reference)| over rounds 1..t, averaged over the seeds both ran (None: no such seed)."""
     ref = {c.seed: c for c in reference}
     gaps = [np.abs(c.series("y_hat", t) - ref[c.seed].series("y_hat", t)).max() for c in cells if c.seed in ref]
-    return float(np.mean(gaps))
+    return float(np.mean(gaps)) if gaps else None
 
 
 REQUIRED = {

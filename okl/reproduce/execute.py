@@ -16,6 +16,7 @@ import multiprocessing
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from okl import runner
@@ -43,41 +44,53 @@ class _Queued:
     priority: float  # minus the expected seconds: the longest first
     order: int
     run: Run = field(compare=False)
-    tag: object = field(compare=False)
+    tags: list = field(compare=False)  # every submitter of this run (artefacts can share a run)
+
+
+WORKER_DIED = "its worker process died (out of memory, or killed): run the command again to resume it"
 
 
 class Pool:
     """Runs played ``jobs`` at a time, longest expected first; :meth:`results` yields each as it finishes and
-    takes the runs submitted meanwhile. ``busy_s`` sums the runs' wall times, so :attr:`utilisation` is the
+    takes the runs submitted meanwhile. A run submitted again while it waits or plays (two artefacts sharing
+    it) is played once and reported to each submitter. Every run is planned afresh where it plays, so no
+    trained learner outlives its run. ``busy_s`` sums the runs' wall times, so :attr:`utilisation` is the
     share of the workers' time spent playing."""
 
     def __init__(self, jobs: int = 1, fresh: bool = False, say=print) -> None:
-        self.jobs, self.say = jobs, say
+        self.jobs, self.fresh, self.say = jobs, fresh, say
         self._queue: list[_Queued] = []
+        self._pending: dict[str, _Queued] = {}  # run directory -> its entry, queued or playing
         self._running: dict[Future, _Queued] = {}
-        self._executor = None
-        if jobs > 1 or fresh:
-            context = multiprocessing.get_context("spawn")
-            self._executor = ProcessPoolExecutor(jobs, mp_context=context, max_tasks_per_child=1 if fresh else None)
+        self._executor = self._new_executor()
         self.submitted = self.finished = 0
         self.busy_s = 0.0
         self._start = time.perf_counter()
 
+    def _new_executor(self) -> ProcessPoolExecutor | None:
+        if self.jobs == 1 and not self.fresh:
+            return None
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(self.jobs, mp_context=context, max_tasks_per_child=1 if self.fresh else None)
+
     def submit(self, run: Run, tag: object, seconds: float) -> None:
         """Queue ``run`` (``seconds``: its expected cost); ``tag`` comes back with its result."""
-        heapq.heappush(self._queue, _Queued(-seconds, self.submitted, run, tag))
+        key = str(run.plan.run_dir().path)
+        if key in self._pending:
+            self._pending[key].tags.append(tag)
+            return
+        self._pending[key] = queued = _Queued(-seconds, self.submitted, run, [tag])
+        heapq.heappush(self._queue, queued)
         self.submitted += 1
 
     def results(self) -> Iterator[tuple[object, Played]]:
-        """(tag, what happened) for each run, in completion order, until none is queued or playing."""
+        """(tag, what happened) for each run and submitter, in completion order, until none is queued or playing."""
         try:
             while self._queue or self._running:
                 if self._executor is None:  # the run's line starts before it plays: a long run shows which it is
                     queued = heapq.heappop(self._queue)
                     self.say(self._name(queued.run), end=" ", flush=True)
-                    start = time.perf_counter()
-                    played = Played(queued.run, *_execute(queued.run.plan))
-                    yield queued.tag, self._done(played, time.perf_counter() - start)
+                    yield from self._done(queued, *_in_child(queued.run.overrides))
                     continue
                 while self._queue and len(self._running) < self.jobs:
                     queued = heapq.heappop(self._queue)
@@ -85,23 +98,40 @@ class Pool:
                 done, _ = wait(self._running, return_when=FIRST_COMPLETED)
                 for future in done:
                     queued = self._running.pop(future)
-                    status, line, seconds = future.result()
+                    try:
+                        status, line, seconds = future.result()
+                    except BrokenProcessPool:  # every run of the broken pool is lost with it: none is to blame
+                        yield from self._broken(queued)
+                        break
+                    except Exception as exc:  # noqa: BLE001 - reported in one line; the other runs go on
+                        status, line, seconds = "failed", one_line(exc), 0.0
                     self.say(self._name(queued.run), end=" ")
-                    yield queued.tag, self._done(Played(queued.run, status, line), seconds)
+                    yield from self._done(queued, status, line, seconds)
         except KeyboardInterrupt:
             self.close(cancel=True)
             raise
 
+    def _broken(self, first: _Queued) -> Iterator[tuple[object, Played]]:
+        lost = [first, *self._running.values()]
+        self._running.clear()
+        self._executor.shutdown(cancel_futures=True)
+        self._executor = self._new_executor()
+        for queued in lost:
+            self.say(self._name(queued.run), end=" ")
+            yield from self._done(queued, "failed", WORKER_DIED, 0.0)
+
     def _name(self, run: Run) -> str:
         return f"  [{self.finished + 1}/{self.submitted}] {run.label}:"
 
-    def _done(self, played: Played, seconds: float) -> Played:
+    def _done(self, queued: _Queued, status: str, line: str, seconds: float) -> Iterator[tuple[object, Played]]:
         self.finished += 1
         self.busy_s += seconds
-        self.say(played.line, flush=True)
-        if played.status == "interrupted":
+        self.say(line, flush=True)
+        del self._pending[str(queued.run.plan.run_dir().path)]
+        if status == "interrupted":
             raise KeyboardInterrupt
-        return played
+        for tag in queued.tags:
+            yield tag, Played(queued.run, status, line)
 
     @property
     def utilisation(self) -> float:
@@ -114,6 +144,7 @@ class Pool:
 
 
 def _in_child(overrides: tuple[str, ...]) -> tuple[str, str, float]:
+    """Plan the run from its overrides (as okl-run would) and play it: (status, line, seconds)."""
     from okl import config
 
     start = time.perf_counter()
@@ -131,6 +162,8 @@ def _execute(plan) -> tuple[str, str]:
         return "failed", one_line(exc)
     if outcome.status == "failed":
         return "failed", f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})"
+    if outcome.skipped and outcome.status == "running":  # another okl process plays it now
+        return "failed", f"skipped: {outcome.error}; run the command again once it has finished"
     loss = "" if outcome.average_loss is None else f", average {plan.loss[0]} loss {outcome.average_loss:.6g}"
     reused = " (reused)" if outcome.skipped else ""
     return outcome.status, f"{outcome.status}{reused}, {outcome.rounds:,} rounds in {outcome.learner_s:.2f} s{loss}"

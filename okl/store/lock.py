@@ -126,8 +126,11 @@ class RunLock:
         marker = self.path.with_name(f"{self.path.name}.{owner.get('token')}.broken")
         try:
             os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            time.sleep(0.001)  # another process breaks it: look again
+        except FileExistsError:  # another process breaks it: look again, unless that breaker died a lease ago
+            with contextlib.suppress(OSError):
+                if time.time() - marker.stat().st_mtime > LEASE_S:
+                    marker.unlink()
+            time.sleep(0.001)
             return
         self.path.unlink(missing_ok=True)
 
