@@ -88,7 +88,7 @@ def test_ours_against_the_paper_or_a_bound_is_over_the_whole_runs():
     """A paper's number is for its whole runs: a seed that stopped early does not cut the others short."""
     results = {("d", "a"): [Cell(0, [1.0] * 10 + [3.0] * 10), Cell(1, [1.0] * 10)]}  # means 2 and 1
     got = verdict({"kind": "paper", "metric": "loss"}, results, {("d", "a"): {"loss": (1.5, 0.01)}})
-    assert got == checks.Verdict("holds", "d: 1 of 1 loss inside")
+    assert got == checks.Verdict("holds", "d: 1 of 1 loss inside: a 1.5 vs 1.5 ± 0.01")
     got = verdict({"kind": "bound", "metric": "loss", "arms": ["a"], "at_least": 1.4}, results)
     assert got == checks.Verdict("holds", "d: loss a 1.5 (asked: ≥ 1.4)")
 
@@ -97,10 +97,21 @@ def test_paper_within_k_std_or_the_relative_tolerance_where_it_prints_none():
     results = {("d", "a"): [flat(1.0, seed=0), flat(1.2, seed=1)], ("d", "b"): [flat(5.0)]}
     reported = {("d", "a"): {"loss": (1.0, 0.05)}, ("d", "b"): {"loss": 4.6}}
     strict = verdict({"kind": "paper", "metric": "loss"}, results, reported, Tolerance(k=1, relative=0.1))
-    assert strict.status == "partly" and "1 of 2 loss inside; outside: a 1.1 vs 1 ± 0.05" in strict.numbers
+    assert strict.status == "partly" and "1 of 2 loss inside: b 5 vs 4.6; outside: a 1.1 vs 1 ± 0.05" in strict.numbers
     wide = verdict({"kind": "paper", "metric": "loss", "k": 2}, results, reported, Tolerance(k=1, relative=0.1))
     assert wide.status == "holds"  # |1.1 - 1| <= 2 × 0.05; |5 - 4.6| <= 10% of 4.6
     assert Tolerance(relative=0.05).inside(5.0, 4.6) is False and Tolerance(k=3).inside(1.1, (1.0, 0.05))
+
+
+def test_the_table_marks_a_paper_number_by_the_tolerance_its_check_judged_it_by():
+    """model_size's check allowed 20% while the table marked the same number ✗ at the artefact's 10%."""
+    claim = Claim("src", "sizes", checks=(parse({"kind": "paper", "metric": "model_size", "relative": 0.2}, "t"),))
+    artefact_wide = Tolerance(k=1, relative=0.1)
+    results = {("d", "a"): [flat(1.0, model_size=23.0)]}
+    got = claim.verdict(results, {("d", "a"): {"model_size": 20.0}}, artefact_wide)
+    marked = checks.marking([claim], "model_size", artefact_wide)
+    assert got.status == "holds" and marked.inside(23.0, 20.0)
+    assert checks.marking([claim], "loss", artefact_wide) is artefact_wide
 
 
 def test_ratio_and_bound_report_the_numbers_and_the_bounds_asked():
@@ -174,9 +185,10 @@ def test_not_run_and_not_checkable():
     assert absent == checks.Verdict("not run", "data absent: okl-data fetch casp")
     why = Claim("src", "text", not_checkable="a batch solver okl does not run").verdict(results, {}, Tolerance())
     assert why.status == "not checkable" and why.numbers == "a batch solver okl does not run"
-    # a part not run is left aside: the part that ran decides
+    # a part not run never lets the claim hold: it holds partly, where it ran, and says what was not run
     both = Claim("s", "t", checks=(parse(ORDER, "t"), parse({"kind": "bound", "arms": ["a"], "at_most": 2}, "t")))
-    assert both.verdict(results, {}, Tolerance()).status == "holds"
+    got = both.verdict(results, {}, Tolerance())
+    assert got.status == "partly" and got.where == "holds on d; not run on d"
 
 
 def test_a_contradicted_claim_is_never_reported_as_holding():

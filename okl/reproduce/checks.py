@@ -223,9 +223,14 @@ class Paper(Check):
     k: float | None = None  # instead of the artefact's tolerance
     relative: float | None = None
 
+    def tolerance(self, default: Tolerance | None) -> Tolerance:
+        """What this check judges by: its own k or relative, else the artefact's; the table marks the paper's
+        numbers of its metric by the same (:func:`marking`)."""
+        default = default or Tolerance()
+        return Tolerance(self.k or default.k, self.relative or default.relative)
+
     def _one(self, results, dataset, reported, tolerance):
-        tolerance = tolerance or Tolerance()
-        tol = Tolerance(self.k or tolerance.k, self.relative or tolerance.relative)
+        tol = self.tolerance(tolerance)
         rows = [
             (arm, v[self.metric])
             for (d, arm), v in reported.items()
@@ -246,7 +251,19 @@ class Paper(Check):
             )
         status = "holds" if not outside else "fails" if not inside else "partly"
         text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
+        text += f": {', '.join(inside)}" if inside else ""
         return Outcome(dataset, status, text + (f"; outside: {', '.join(outside)}" if outside else ""))
+
+
+def marking(claims: Sequence[Claim], metric: str, default: Tolerance | None) -> Tolerance | None:
+    """The tolerance the paper's numbers of ``metric`` are marked ✓/✗ by in the tables: that of the claims' paper
+    check of ``metric`` (one owner: a number the check found inside is never marked ✗ beside it), else the
+    artefact's."""
+    for claim in claims:
+        for check in claim.checks:
+            if isinstance(check, Paper) and check.metric == metric:
+                return check.tolerance(default)
+    return default
 
 
 def _paper(value) -> str:
@@ -439,19 +456,21 @@ class Claim:
 
 
 def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
-    """A claim's verdict from its checks' outcomes per dataset (the ones not run left aside)."""
+    """A claim's verdict from its checks' outcomes per dataset. A claim holds only where every part of it was
+    decided and held: a part not run makes one that held elsewhere 'partly' (never 'holds'), and is named."""
     ran = [(c, o) for c, o in parts if o.status != "not run"]
     numbers = "; ".join((f"{c.label}: " if c.label else "") + o.numbers for c, o in parts)
     if not ran:
         return Verdict("not run", numbers)
     statuses = {o.status for _, o in ran}
-    if statuses == {"holds"}:
+    missing = [(c.label + " " if c.label else "") + f"on {o.dataset}" for c, o in parts if o.status == "not run"]
+    if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
         return Verdict("fails", numbers)
     held = [(c.label + " " if c.label else "") + f"on {o.dataset}" for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
-    return Verdict("partly", numbers, where)
+    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""))
 
 
 def tally(verdicts: Sequence[Verdict]) -> dict[str, int]:

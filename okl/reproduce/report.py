@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from okl.reproduce.catalog import ORDER, Artefact, load
-from okl.reproduce.checks import VERDICTS, Tolerance, Verdict, tally
+from okl.reproduce.checks import VERDICTS, Tolerance, Verdict, marking, tally
 from okl.reproduce.metrics import METRICS, Row
 
 REPRODUCTION = """# Reproduction: ours beside the papers
@@ -86,7 +86,8 @@ def table(artefact: Artefact, rows: list[Row]) -> str:
             ours = row.summary(name)
             cells.append(_number(ours if ours is None or len(seeds) > 1 else ours[0], digits))
             if name in reported:
-                cells.append(_marked(paper.values.get(name) if paper else None, ours, artefact.tolerance))
+                tolerance = marking(artefact.claims, name, artefact.tolerance)
+                cells.append(_marked(paper.values.get(name) if paper else None, ours, tolerance))
         cells += [paper.source if paper else ""] if reported else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
