@@ -92,24 +92,30 @@ class Pool:
                     self.say(self._name(queued.run), end=" ", flush=True)
                     yield from self._done(queued, *_in_child(queued.run.overrides))
                     continue
-                while self._queue and len(self._running) < self.jobs:
-                    queued = heapq.heappop(self._queue)
-                    self._running[self._executor.submit(_in_child, queued.run.overrides)] = queued
+                self._fill()
                 done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+                results = []
                 for future in done:
                     queued = self._running.pop(future)
                     try:
-                        status, line, seconds = future.result()
+                        results.append((queued, *future.result()))
                     except BrokenProcessPool:  # every run of the broken pool is lost with it: none is to blame
                         yield from self._broken(queued)
                         break
                     except Exception as exc:  # noqa: BLE001 - reported in one line; the other runs go on
-                        status, line, seconds = "failed", one_line(exc), 0.0
+                        results.append((queued, "failed", one_line(exc), 0.0))
+                self._fill()  # the freed workers start their next runs before the caller draws what just ended
+                for queued, status, line, seconds in results:
                     self.say(self._name(queued.run), end=" ")
                     yield from self._done(queued, status, line, seconds)
         except KeyboardInterrupt:
             self.close(cancel=True)
             raise
+
+    def _fill(self) -> None:
+        while self._executor is not None and self._queue and len(self._running) < self.jobs:
+            queued = heapq.heappop(self._queue)
+            self._running[self._executor.submit(_in_child, queued.run.overrides)] = queued
 
     def _broken(self, first: _Queued) -> Iterator[tuple[object, Played]]:
         lost = [first, *self._running.values()]
