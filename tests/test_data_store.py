@@ -222,3 +222,13 @@ def test_a_flipped_bit_in_a_cache_is_caught_before_any_round_is_played(no_data, 
         DATASETS.get("susy")().open()
     code, out, err = okl_run("dataset=susy", "learner=fogd", "n=100", "progress=false")
     assert code == 2 and not out and err.count("\n") == 1 and f"{x}: its content changed since it was parsed" in err
+
+
+def test_a_file_that_cannot_be_read_is_named_not_taken_for_a_data_directory_refusing_writes(tmp_path):
+    """An unreadable mirror copy (permissions, an I/O error) surfaced as "cannot write ... parsed cache"."""
+    from okl.data.sources import sha256_of
+
+    unreadable = tmp_path / "CASP.csv.xz"
+    unreadable.mkdir()  # reading it raises IsADirectoryError, an OSError, as EIO or EACCES would
+    with pytest.raises(DataError, match=rf"^{unreadable}: cannot be read \(.*\): it is empty, truncated or not"):
+        sha256_of(unreadable)

@@ -243,7 +243,7 @@ class Paper(Check):
                 absent.append(arm)
                 continue
             ours = got.means[arm]
-            (inside if tol.inside(ours, paper) else outside).append(f"{arm} {_fmt(ours)} vs {_paper(paper)}")
+            (inside if tol.inside(ours, paper) else outside).append(f"{arm} {_fmt(ours)} vs {paper_text(paper)}")
         checked = len(inside) + len(outside)
         if not checked:
             return Outcome(
@@ -266,8 +266,9 @@ def marking(claims: Sequence[Claim], metric: str, default: Tolerance | None) -> 
     return default
 
 
-def _paper(value) -> str:
-    return " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
+def paper_text(value: float | tuple[float, float] | None) -> str:
+    """The paper's number (or mean ± std) as it prints it; — for none."""
+    return "—" if value is None else " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,8 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
 from okl.reproduce.catalog import ORDER, Artefact, load
-from okl.reproduce.checks import VERDICTS, Tolerance, Verdict, marking, tally
+from okl.reproduce.checks import VERDICTS, Tolerance, Verdict, marking, paper_text, tally
 from okl.reproduce.metrics import METRICS, Row
 
 REPRODUCTION = """# Reproduction: ours beside the papers
@@ -45,11 +43,6 @@ Figures (learner time against t) are written to `{figures}/`.
 TIMING = "timing.json"  # the last `okl-reproduce --all`: its wall time, beside its figures
 
 
-def _paper(value: float | tuple[float, float] | None) -> str:
-    """The paper's number (or mean ± std) as it prints it."""
-    return "—" if value is None else " ± ".join(f"{v:g}" for v in np.atleast_1d(value))
-
-
 def _number(value: float | tuple[float, float] | None, digits: int) -> str:
     """Ours to ``digits`` significant digits, the std to 2."""
     if value is None:
@@ -65,8 +58,8 @@ def _marked(paper, ours: tuple[float, float] | None, tolerance: Tolerance | None
     """The paper's number, marked ✓ when ours is within the tolerance of it, ✗ outside (no tolerance: a
     reference, unmarked)."""
     if paper is None or ours is None or tolerance is None:
-        return _paper(paper)
-    return f"{_paper(paper)} {'✓' if tolerance.inside(ours[0], paper) else '✗'}"
+        return paper_text(paper)
+    return f"{paper_text(paper)} {'✓' if tolerance.inside(ours[0], paper) else '✗'}"
 
 
 def table(artefact: Artefact, rows: list[Row]) -> str:
