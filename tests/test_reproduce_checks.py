@@ -285,6 +285,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
     ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},
     ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
+    ("polk_fig5_mnist", "ksvm_paper_K0.16"): {"learner.sigma", "learner.K"},
     **{(f"raker_fig1_{d}", "raker_code_eta05"): {"learner.eta"} for d in ("twitter", "tomshardware", "energy", "air")},
     ("raker_fig1_synthetic", "raker_code_eta05"): {"learner.eta"},
 }
