@@ -21,6 +21,12 @@ from okl.cli import run as cli
 URLOPEN = urllib.request.urlopen  # the real one, for the tests' loopback servers
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """The slow tests first: pytest-xdist hands tests out in this order, so the longest (the smoke reproduction,
+    about two minutes) starts at once instead of ending the run alone on one worker."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def fresh_home(tmp_path_factory) -> Path:
     """An empty home for the session, as on a new machine (matplotlib's font cache is built once in it)."""

@@ -68,6 +68,7 @@ def test_every_artefact_plans_its_runs_without_reading_data(no_data):
     assert not no_data.exists()
 
 
+@pytest.mark.slow
 def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, results_root, tmp_path, capsys):
     out = tmp_path / "figures"
     absent = {a.name: pipeline.absent_data(a, pipeline.Options()) for a in catalog.all_artefacts()}
@@ -274,6 +275,7 @@ def test_okl_results_and_the_report_print_the_same_mean_and_std_for_the_same_run
 
     code, stdout, _ = reproduce(capsys, "pkawv_taylor_convergence", "--seeds", "3", "--out", str(tmp_path))
     assert code == 0, stdout
+    assert (tmp_path / "REPRODUCTION.md").is_file()  # --out holds the report too (it overwrote ./REPRODUCTION.md)
     table = results.summary(results_root, metrics=("average_loss", "us_per_round"))
     taylor3 = table[(table.learner == "pkawv_taylor") & (table["learner.M"] == 3)].iloc[0]
     assert taylor3.seeds == 3

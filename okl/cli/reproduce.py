@@ -88,7 +88,7 @@ def _reproduce(artefacts, args) -> int:
         run=not args.no_run,
         jobs=args.jobs,
         out=out,
-        report=args.report or (out / "REPRODUCTION.md" if args.smoke else Path("REPRODUCTION.md")),
+        report=args.report or (out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")),
     )
     start = time.perf_counter()
     outcomes = reproduce_all(artefacts, options)
