@@ -14,7 +14,7 @@ from okl.store.lock import LEASE_S, RunLock, identity
 from okl.system import process_start
 
 RACERS = 4
-TRIALS = int(os.environ.get("OKL_LOCK_TRIALS", "200"))  # 1,000 by hand: OKL_LOCK_TRIALS=1000
+TRIALS = int(os.environ.get("OKL_LOCK_TRIALS", "1000"))  # the issue asked for 1,000 trials (about 10 s)
 
 
 def dead_pid() -> int:
