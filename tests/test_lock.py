@@ -119,3 +119,17 @@ def test_a_released_lock_that_another_process_broke_and_took_is_left_alone(tmp_p
     place(tmp_path / ".lock", successor)
     lock.release()
     assert json.loads((tmp_path / ".lock").read_text()) == successor
+
+
+def test_the_owner_renews_its_lease(tmp_path, monkeypatch):
+    """A live owner on another machine keeps its lock: it touches it every HEARTBEAT_S seconds."""
+    monkeypatch.setattr("okl.store.lock.HEARTBEAT_S", 0.01)
+    lock = RunLock(tmp_path / ".lock")
+    assert lock.acquire() is None
+    os.utime(tmp_path / ".lock", (0, 0))  # as if untouched since 1970
+    deadline = time.monotonic() + 30
+    while (tmp_path / ".lock").stat().st_mtime < time.time() - LEASE_S and time.monotonic() < deadline:
+        time.sleep(0.01)
+    touched = (tmp_path / ".lock").stat().st_mtime
+    lock.release()
+    assert touched > time.time() - LEASE_S
