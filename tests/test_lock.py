@@ -14,7 +14,7 @@ from okl.store.lock import LEASE_S, RunLock, identity
 from okl.system import process_start
 
 RACERS = 4
-TRIALS = int(os.environ.get("OKL_LOCK_TRIALS", "200"))  # 1,000 by hand: OKL_LOCK_TRIALS=1000
+TRIALS = int(os.environ.get("OKL_LOCK_TRIALS", "1000"))  # the issue asked for 1,000 trials (about 10 s)
 
 
 def dead_pid() -> int:
@@ -131,3 +131,17 @@ def test_a_breaker_that_died_before_breaking_does_not_block_the_run_forever(tmp_
     lock = RunLock(tmp_path / ".lock")
     assert lock.acquire() is None and json.loads((tmp_path / ".lock").read_text())["pid"] == os.getpid()
     lock.release()
+
+
+def test_the_owner_renews_its_lease(tmp_path, monkeypatch):
+    """A live owner on another machine keeps its lock: it touches it every HEARTBEAT_S seconds."""
+    monkeypatch.setattr("okl.store.lock.HEARTBEAT_S", 0.01)
+    lock = RunLock(tmp_path / ".lock")
+    assert lock.acquire() is None
+    os.utime(tmp_path / ".lock", (0, 0))  # as if untouched since 1970
+    deadline = time.monotonic() + 30
+    while (tmp_path / ".lock").stat().st_mtime < time.time() - LEASE_S and time.monotonic() < deadline:
+        time.sleep(0.01)
+    touched = (tmp_path / ".lock").stat().st_mtime
+    lock.release()
+    assert touched > time.time() - LEASE_S
