@@ -242,6 +242,8 @@ def test_the_pool_starts_the_longest_expected_run_first_and_takes_runs_submitted
             pool.submit(runs[3], "late", seconds=1.5)
     assert order == [2, "late", 1, 0] and pool.finished == pool.submitted == 4
     assert 0 < pool.utilisation <= 1
+    # each run was planned afresh where it played: no trained learner (kernel_awv's grows) outlives its run
+    assert [r.arm for r in runs[:4]] == ["kernel_awv"] * 4 and all(r.plan.learner.model_size == 0 for r in runs[:4])
     pool.submit(runs[4], "one artefact", seconds=1)  # two artefacts sharing a run: played once, told to both
     pool.submit(runs[4], "another", seconds=1)
     assert [(tag, played.status) for tag, played in pool.results()] == [
@@ -249,6 +251,33 @@ def test_the_pool_starts_the_longest_expected_run_first_and_takes_runs_submitted
         ("another", "complete"),
     ]
     assert pool.submitted == pool.finished == 5
+
+
+def test_a_dead_worker_is_a_one_line_failure_of_the_runs_it_held_not_a_traceback(results_root):
+    """An out-of-memory kill broke the process pool: BrokenProcessPool ended the whole reproduction."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from okl.reproduce import execute
+
+    class Dead:  # every run's worker dies
+        def submit(self, fn, *args):
+            future = Future()
+            future.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
+            return future
+
+        def shutdown(self, cancel_futures=False):
+            pass
+
+    runs = sweep.expand("pkawv_taylor_convergence", ["n=30"])[:3]
+    pool = execute.Pool(jobs=2, say=lambda *args, **kwargs: None)
+    pool._executor.shutdown()
+    pool._executor, pool._new_executor = Dead(), Dead
+    for cost, run in enumerate(runs):
+        pool.submit(run, cost, seconds=cost)
+    got = [(tag, played.status, played.line) for tag, played in pool.results()]
+    assert sorted(tag for tag, _, _ in got) == [0, 1, 2]
+    assert {(status, line) for _, status, line in got} == {("failed", execute.WORKER_DIED)}
 
 
 def test_artefacts_sharing_runs_play_them_once_in_the_pool(results_root, tmp_path, capsys):
