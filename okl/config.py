@@ -210,8 +210,8 @@ def unused_keys(cfg: DictConfig, given: Iterable[str]) -> dict[str, str]:
     used = json.dumps([OmegaConf.to_container(cfg[group], resolve=False) for group in GROUPS])
     learner = LEARNERS.get(cfg.learner.name)
     fields = {f.name: f for f in dataclasses.fields(learner.Params)}
-    found = {}
-    for key in (k for k in SHARED if k in set(given)):
+    given, found = set(given), {}
+    for key in (k for k in SHARED if k in given):
         if re.search(rf"\$\{{(oc\.select:)?{key}[,}}]", used):
             continue
         if key in fields:

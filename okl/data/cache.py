@@ -255,11 +255,8 @@ def arrays_sha256(directory: Path) -> dict[str, str]:
     """The sha256 of a cache's x.bin and y.bin as they are on disk now."""
     out = {}
     for key in ("x", "y"):
-        h = hashlib.sha256()
         with open(directory / f"{key}.bin", "rb") as fh:
-            while block := fh.read(1 << 24):
-                h.update(block)
-        out[key] = h.hexdigest()
+            out[key] = hashlib.file_digest(fh, "sha256").hexdigest()
     return out
 
 

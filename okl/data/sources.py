@@ -141,14 +141,11 @@ class HashingReader(io.RawIOBase):
 def sha256_of(path: Path) -> str:
     """The sha256 of a file's stored bytes; a file that cannot be read (permissions, an I/O error) is a one-line
     DataError naming it, not an OSError that callers would take for the data directory refusing a write."""
-    sha = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
-            while block := fh.read(READ):
-                sha.update(block)
+            return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError as exc:
         raise unreadable(path, exc) from None
-    return sha.hexdigest()
 
 
 def content_sha256(path: Path, member: str | None = None, name: str | None = None) -> str:

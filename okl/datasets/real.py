@@ -100,8 +100,9 @@ class FileDataset(Dataset):
         self._n = total - p.skip if p.length is None else min(p.length, total - p.skip)
         self._parts: list[cache.CachedPart] | None = None
 
-    def open(self) -> None:
-        """Obtain, parse and check the files (once); compute the scaling statistics of the selected rows."""
+    def open(self, scaling: tuple[Stats | None, Stats | None] | None = None) -> None:
+        """Obtain, parse and check the files (once); compute the scaling statistics of the selected rows, or take
+        ``scaling`` (x's and y's statistics: a held-out set is scaled as its stream)."""
         if self._parts is not None:
             return
         spec, p = self.spec, self.params
@@ -111,7 +112,9 @@ class FileDataset(Dataset):
         try:
             self._check_labels()
             self._x_stats = self._y_stats = None
-            if p.x_scale not in ("none", "pixels") or p.y_scale != "none":  # one pass over the rows for both
+            if scaling is not None:
+                self._x_stats, self._y_stats = scaling
+            elif p.x_scale not in ("none", "pixels") or p.y_scale != "none":  # one pass over the rows for both
                 both = Stats.of(np.column_stack((X, y)) for X, y in self._in_order())
                 self._x_stats, self._y_stats = both.columns(slice(0, self.d)), both.columns(slice(self.d, None))
         except BaseException:
@@ -181,9 +184,8 @@ class FileDataset(Dataset):
         if not hasattr(self, "_test"):
             held = dataclasses.replace(p, parts=p.test_parts, test_parts=None, skip=0, length=None, shuffle=False)
             other = type(self)(**{f.name: getattr(held, f.name) for f in dataclasses.fields(held)})
-            other.open()
             self.open()
-            other._x_stats, other._y_stats = self._x_stats, self._y_stats  # the stream's scaling
+            other.open(scaling=(self._x_stats, self._y_stats))  # the stream's scaling
             X, y = zip(*other.chunks(), strict=True)
             self._test = np.concatenate(X), np.concatenate(y)
         return self._test

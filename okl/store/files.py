@@ -75,9 +75,7 @@ def read_pickle(path: Path, sha256: str | None) -> Any:
     before anything is unpickled); read twice from one open file (hashed in chunks, then unpickled), so that
     its bytes are never held in memory beside the value."""
     with open(path, "rb") as fh:
-        digest = hashlib.sha256()
-        for chunk in iter(lambda: fh.read(1 << 24), b""):
-            digest.update(chunk)
+        digest = hashlib.file_digest(fh, "sha256")
         if not sha256 or digest.hexdigest() != sha256:
             raise ValueError(f"sha256 {digest.hexdigest()[:12]}, not {str(sha256)[:12]}")
         fh.seek(0)
