@@ -11,6 +11,7 @@ setup(
     packages=[
         *find_namespace_packages(include=["okl", "okl.*"], exclude=SKIP),
         "okl.conf",
+        "hydra_plugins.okl_sweeper",
         *(f"okl.conf.{p}" for p in find_namespace_packages(where="conf", exclude=SKIP)),
     ],
     package_dir={"okl.conf": "conf"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.metadata
 import os
 import platform
@@ -10,6 +11,8 @@ import resource
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from threadpoolctl import ThreadpoolController
 
 from okl.errors import ResourceError
 
@@ -23,6 +26,13 @@ def pin_blas_threads() -> None:
     threads = os.environ.get("OKL_BLAS_THREADS", "1")
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, threads)
+
+
+@functools.cache
+def blas() -> ThreadpoolController:
+    """The BLAS/OpenMP thread pools of this process (threadpoolctl), inspected once: a run limits them with
+    ``blas().limit(limits=...)`` instead of loading every library's description again (3 ms a run)."""
+    return ThreadpoolController()
 
 
 def available_memory() -> int:
@@ -130,7 +140,10 @@ def _proc_bytes(path: str, key: str) -> int | None:
 PACKAGES = ("okl", "numpy", "scipy", "numba", "hydra-core", "omegaconf", "pyarrow", "pandas", "threadpoolctl")
 
 
+@functools.cache
 def versions() -> dict[str, str | None]:
+    """The versions of Python and the packages a run's numbers depend on (read once per process: do not
+    change the dict)."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -140,8 +153,10 @@ def versions() -> dict[str, str | None]:
     return out
 
 
+@functools.cache
 def git_state() -> dict[str, object] | None:
-    """Commit and dirty flag of the checkout holding this package, or ``None`` outside git."""
+    """Commit and dirty flag of the checkout holding this package, or ``None`` outside git (read once per
+    process: a sweep of a thousand runs does not start two thousand ``git`` processes)."""
     here = Path(__file__).resolve().parent
     try:
         commit = subprocess.run(

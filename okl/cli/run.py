@@ -33,6 +33,9 @@ def main() -> None:
         import hydra
 
         import okl.config  # noqa: F401  (registers the root schema and the plugins)
+        from hydra_plugins import okl_sweeper
+
+        okl_sweeper.install()  # -m composes each distinct structure once (okl.compose)
 
         hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
     except KeyboardInterrupt as exc:

@@ -80,16 +80,22 @@ class Synthetic(Generated):
         return np.cos(X @ A.T) @ u / self.params.d
 
     def chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return self.head(self.params.length)
+
+    def head(self, n: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The first n rounds; a page's inputs and noise are drawn whole (so that its rows do not depend on
+        n) and its target is computed for the rows taken only: 200 rounds cost 200 targets, not 65,536."""
         p = self.params
-        for page, start in enumerate(range(0, p.length, PAGE)):
-            rows = min(PAGE, p.length - start)
+        for page, start in enumerate(range(0, min(n, p.length), PAGE)):
+            rows, take = min(PAGE, p.length - start), min(PAGE, n - start)
             g = rng(p.seed, "synthetic/rows", page)
-            X = g.random((rows, p.d))
-            seg = self.segment(np.arange(start, start + rows))
-            f = np.empty(rows)
+            X = g.random((rows, p.d))[:take]
+            noise = g.standard_normal(rows)[:take]
+            seg = self.segment(np.arange(start, start + take))
+            f = np.empty(take)
             for s in np.unique(seg):
                 f[seg == s] = self.target(X[seg == s], int(s))
-            y = f + p.noise * g.standard_normal(rows)
+            y = f + p.noise * noise
             if p.task == "binary":
                 y = np.where(y >= 0, 1.0, -1.0)
             yield X, y

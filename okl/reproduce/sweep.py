@@ -8,20 +8,18 @@ run's plan, so the runs it names are the run directories ``okl-run -m`` writes.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 
-import yaml
 from hydra import compose, initialize_config_module
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from okl import config
-from okl.config import Plan, RunConfig
+from okl.compose import Composer
+from okl.config import Plan
 
 ARM = "arm/"  # the config group of the arms: one learner with its own keys per option
-TOP_LEVEL = {f.name for f in dataclasses.fields(RunConfig) if f.name not in config.GROUPS + ("sink",)}
 
 
 @dataclass(frozen=True)
@@ -67,22 +65,14 @@ def combinations(preset: str, overrides: list[str]) -> list[list[str]]:
 
 
 def expand(preset: str, overrides: list[str]) -> list[Run]:
-    """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one).
-
-    Hydra composes each distinct choice of config groups and nested keys once (about 0.1 s each); the
-    top-level keys of :class:`~okl.config.RunConfig` (``seed``, ``n``, ...) are then set on a copy, as
-    the typed schema reads them, so a sweep over five seeds costs one composition, not five."""
+    """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one), each
+    distinct structure composed once (:class:`okl.compose.Composer`)."""
     runs: dict[str, Run] = {}
-    composed: dict[tuple[str, ...], DictConfig] = {}
     combos = combinations(preset, overrides)
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        composer = Composer.current()
         for combo in combos:
-            structural = tuple(o for o in combo if o.split("=", 1)[0] not in TOP_LEVEL)
-            if structural not in composed:
-                composed[structural] = compose("config", overrides=list(structural))
-            cfg = composed[structural].copy()
-            for key, value in (o.split("=", 1) for o in combo if o.split("=", 1)[0] in TOP_LEVEL):
-                cfg[key] = yaml.safe_load(value)
+            cfg = composer.compose(combo)
             arm = next((o.split("=", 1)[1] for o in combo if o.startswith(ARM)), cfg.learner.name)
             plan = config.plan(cfg)
             runs.setdefault(str(plan.run_dir().path), Run(tuple(combo), plan, arm))
@@ -112,4 +102,8 @@ def datasets(preset: str, overrides: list[str]) -> list[str]:
 
 def compose_config(overrides: list[str], hydra: bool = False) -> DictConfig:
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
-        return compose("config", overrides=overrides, return_hydra_config=hydra)
+        return (
+            compose("config", overrides=overrides, return_hydra_config=True)
+            if hydra
+            else Composer.current().compose(overrides)
+        )

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from threadpoolctl import threadpool_info, threadpool_limits
 from tqdm import tqdm
 
 from okl import analyses
@@ -39,7 +38,7 @@ from okl.config import Plan
 from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Timeout, play, prepare
 from okl.store import RoundWriter, RunDir
-from okl.system import git_state, peak_rss, reset_peak_rss, tune_allocator, versions
+from okl.system import blas, git_state, peak_rss, reset_peak_rss, tune_allocator, versions
 
 RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
 
@@ -235,8 +234,8 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
     )
     blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
     try:
-        with threadpool_limits(limits=blas_threads), _sigterm_as_interrupt():
-            writer.manifest["blas_threads"] = max((p["num_threads"] for p in threadpool_info()), default=None)
+        with blas().limit(limits=blas_threads), _sigterm_as_interrupt():
+            writer.manifest["blas_threads"] = max((p["num_threads"] for p in blas().info()), default=None)
             if state is None:
                 prepare(plan, position)
             try:

@@ -1,0 +1,93 @@
+"""okl.compose: the configs of a sweep's jobs, composed once per structure, are Hydra's configs node for node."""
+
+from __future__ import annotations
+
+import pytest
+from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import ConfigCompositionException
+from hydra.types import RunMode
+from omegaconf import OmegaConf
+
+import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
+from hydra_plugins import okl_sweeper
+from okl.compose import Composer
+
+JOBS = [
+    [],
+    ["seed=3"],
+    ["seed=4", "n=200", "lam=0.1"],  # same structure as the previous: a cache hit
+    ["learner=fogd", "learner.eta=0.1", "seed=2"],
+    ["learner.eta=0.5", "learner=fogd"],  # a value before its group: Hydra applies values after composing
+    ["dataset=casp", "n=100", "sigma=2.5"],
+    ["learner=fogd", "+learner.extra=1"],  # add
+    ["comparator=krr", "~comparator.name"],  # delete
+    ["dataset.noise=0.3", "dataset=synthetic", "dataset.d=3"],
+    ["experiment=pros_n_kons_table1", "seed=1"],
+    ["+arm/pkawv=fogd", "dataset=synthetic"],  # an arm is a config group
+    ["learner={name: fogd}"],  # a dict value is a value, even for a group's key
+]
+
+
+@pytest.fixture
+def hydra_context():
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        yield GlobalHydra.instance().config_loader()
+
+
+def _same(a, b) -> None:
+    assert OmegaConf.to_yaml(a) == OmegaConf.to_yaml(b)
+    assert a._get_flag("struct") == b._get_flag("struct")
+    if "hydra" in a:
+        assert a.hydra._get_flag("readonly") == b.hydra._get_flag("readonly")
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda j: " ".join(j) or "defaults")
+def test_compose_is_hydra_compose(hydra_context, job):
+    composer = Composer(hydra_context)
+    for _ in range(2):  # composed, then from the cache
+        _same(composer.compose(job), compose("config", overrides=job))
+
+
+def test_sweep_configs_are_hydras_hydra_node_included(hydra_context):
+    """What a launcher gets for each job of ``okl-run -m`` (task overrides, override_dirname, choices)."""
+    master = hydra_context.load_configuration("config", ["hydra.job.chdir=false"], RunMode.MULTIRUN)
+    composer = Composer(hydra_context)
+    for job in [*JOBS, *reversed(JOBS)]:
+        _same(composer.load_sweep_config(master, job), hydra_context.load_sweep_config(master, job))
+
+
+def test_jobs_do_not_share_state(hydra_context):
+    composer = Composer(hydra_context)
+    first = composer.compose(["seed=1"])
+    first.learner.name = "changed by the first job"
+    assert composer.compose(["seed=2"]).learner.name == compose("config").learner.name
+
+
+@pytest.mark.parametrize("job", [["learner.no_such_key=1"], ["+seed=1"], ["~no_such_key"]])
+def test_errors_are_hydras(hydra_context, job):
+    with pytest.raises(ConfigCompositionException) as ours:
+        Composer(hydra_context).compose(job)
+    with pytest.raises(ConfigCompositionException) as theirs:
+        compose("config", overrides=job)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_one_composition_per_structure(hydra_context, monkeypatch):
+    composer = Composer(hydra_context)
+    calls = []
+    original = type(composer._files()).load_configuration
+    monkeypatch.setattr(
+        type(composer._files()), "load_configuration", lambda self, *a, **k: calls.append(a) or original(self, *a, **k)
+    )
+    for seed in range(5):
+        for learner in ("fogd", "pkawv_taylor"):
+            composer.compose([f"learner={learner}", f"seed={seed}", f"lam={seed + 1}"])
+    assert len(calls) == 2
+
+
+def test_okl_run_sweeps_through_the_composer_unless_a_preset_picks_another_sweeper(hydra_context):
+    okl_sweeper.install()  # as okl-run does
+    assert compose("config", return_hydra_config=True).hydra.sweeper._target_ == "hydra_plugins.okl_sweeper.OklSweeper"
+    other = compose("config", overrides=["hydra/sweeper=optuna"], return_hydra_config=True).hydra.sweeper._target_
+    assert other.endswith("OptunaSweeper")
