@@ -263,14 +263,19 @@ def test_exact_kernel_grows_as_far_as_memory_allows_then_stops_with_a_resource_e
     np.testing.assert_allclose(learner.predict_learn_block(X[120:140], y[120:140]), exact[120:], rtol=1e-12)
 
 
-def test_exact_kernel_factor_never_grows_beyond_the_horizon():
-    """At 30,000 rounds a 1.5× growth past the run's end cost 12 GiB more than the run could use."""
+def test_exact_kernel_factor_is_allocated_once_at_the_horizon():
+    """At 30,000 rounds a 1.5× growth past the run's end cost 12 GiB more than the run could use, and a growth
+    by copying held the old and the new factor together (peak 2× the factor)."""
     X, y = stream(150, 2)
     bounded, unbounded = KernelAWV(2, horizon=110), KernelAWV(2)
     for learner in (bounded, unbounded):
-        learner.predict_learn_block(X[:100], y[:100])
+        learner.predict_learn_block(X[:1], y[:1])
+    first = bounded.core.L
+    for learner in (bounded, unbounded):
+        learner.predict_learn_block(X[1:100], y[1:100])
         learner.predict_learn_block(X[100:110], y[100:110])
-    assert (bounded.core.L.shape[0], unbounded.core.L.shape[0]) == (110, 150)
+    assert bounded.core.L is first
+    assert (bounded.core.L.shape[0], unbounded.core.L.shape[0]) == (110, 150)  # 64, 100, 150
     np.testing.assert_array_equal(bounded.predict_many(X[110:]), unbounded.predict_many(X[110:]))
 
 

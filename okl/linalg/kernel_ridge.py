@@ -15,8 +15,11 @@ A block of B inputs appends B rows at once: W = L_t⁻¹ K(X_{1:t}, X_B), S = K_
 and the per-round predictions are the innovations of :mod:`okl.linalg.innovations` with m = Wᵀz_t
 (divided by c²/λ for AWV, c = diag C); z grows by u = C⁻¹(y - m).
 
-Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense; grown by 1.5× when full, or to
-the largest size the available memory allows).
+Cost: O(t d + t²) per round, memory 8 t² bytes for L (stored dense). With a horizon (the rounds the run
+will play) L is allocated once at its final size and its pages are mapped as rows are written, so the
+process never holds more than the rows written (a factor grown by copying held the old and the new one
+together: peak 2.0× the factor on cod-rna); without one it grows by 1.5× when full, or to the largest size
+the available memory allows.
 """
 
 from __future__ import annotations
@@ -78,9 +81,10 @@ class OnlineKernelRidge:
                 f"the exact {need:,}×{need:,} Cholesky factor needs {8 * need * need / system.GIB:,.1f} GiB "
                 f"but {usable / system.GIB:,.1f} GiB are available"
             )
-        new_cap = min(max(need, int(cap * 1.5), 64), fits)  # grow by 1.5×, or as far as memory allows
-        if self.horizon is not None:
-            new_cap = min(new_cap, max(need, self.horizon))
+        if self.horizon is not None:  # the whole horizon at once: its pages are mapped as rows are written, and
+            new_cap = min(max(need, self.horizon), fits)  # no growth ever holds an old and a new factor together
+        else:
+            new_cap = min(max(need, int(cap * 1.5), 64), fits)  # grow by 1.5×, or as far as memory allows
         L = np.empty((new_cap, new_cap))
         L[: self.t, : self.t] = self.L[: self.t, : self.t]
         X = np.empty((new_cap, self.X.shape[1]))
