@@ -25,7 +25,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from okl.errors import ConfigError, DataError
-from okl.store import FINISHED, PARTITION, RunDir, find, unreadable
+from okl.store import FINISHED, PARTITION, Manifest, RunDir, find, unreadable
 
 field = ds.field  # row filters for load(where=...): field("t") > 1000, field("loss") < 1
 GROUPS = ("learner", "dataset")  # the identity's groups, whose keys become the columns <group>.<key>
@@ -57,7 +57,7 @@ class SkippedRun(UserWarning):
     """A run directory left out of a reading because its manifest cannot be read."""
 
 
-def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -> list[tuple[RunDir, dict]]:
+def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -> list[tuple[RunDir, Manifest]]:
     """The run directories matching ``keys`` with their manifests (each read once), keeping the runs whose
     status is ``status`` (or one of them) when given. A run whose manifest is damaged is left out with a
     :class:`SkippedRun` warning naming it."""
@@ -74,8 +74,8 @@ def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -
                     stacklevel=3,
                 )
             continue
-        manifest["status"] = run_dir.status(manifest)  # "stopped": its process is gone; re-running resumes it
-        if wanted is None or manifest["status"] in wanted:
+        manifest.status = run_dir.status(manifest)  # "stopped": its process is gone; re-running resumes it
+        if wanted is None or manifest.status in wanted:
             found.append((run_dir, manifest))
     return found
 
@@ -131,35 +131,35 @@ def runs(root: str | Path | None = None, *, status: str | Sequence[str] | None =
     return pd.DataFrame(rows)
 
 
-def _row(run_dir: RunDir, manifest: dict) -> dict:
+def _row(run_dir: RunDir, manifest: Manifest) -> dict:
     """The run's row: its manifest and the numbers derived from it, defined here once (REPRODUCTION.md and
     okl-bench read them from these rows too)."""
-    rounds, learner_s = manifest.get("rounds") or 0, manifest.get("learner_s")
+    rounds, learner_s = manifest.rounds, manifest.learner_s
     derived = {
         **_analyses(manifest),
         "path": str(run_dir.path),
         "us_per_round": 1e6 * learner_s / rounds if rounds and learner_s is not None else None,
-        "peak_rss_mb": manifest["peak_rss_bytes"] / 2**20 if manifest.get("peak_rss_bytes") else None,
-        "model_size": (manifest.get("report") or {}).get("model_size"),
+        "peak_rss_mb": manifest.peak_rss_bytes / 2**20 if manifest.peak_rss_bytes else None,
+        "model_size": manifest.report.get("model_size"),
     }
-    return {**manifest, **derived, **_settings(manifest)}
+    return {**manifest.to_json(), **derived, **_settings(manifest)}
 
 
-def _analyses(manifest: dict) -> dict[str, float]:
+def _analyses(manifest: Manifest) -> dict[str, float]:
     """Each post-run analysis's number as a column of its name: ``regret`` (its entry's ``regret``) and
     ``effective_dimension`` (its entry's ``value``)."""
     numbers = {}
-    for key, entry in manifest.items():
-        value = entry.get(key, entry.get("value")) if isinstance(entry, dict) else None
+    for key, entry in manifest.analyses.items():
+        value = entry.get(key, entry.get("value"))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             numbers[key] = value
     return numbers
 
 
-def _settings(manifest: dict) -> dict[str, object]:
+def _settings(manifest: Manifest) -> dict[str, object]:
     """The run's identity as columns ``<group>.<key>`` (lists and mappings as JSON text, so they can be grouped);
     runs written before the manifest held its identity give their resolved config."""
-    identity = manifest.get("identity") or manifest.get("config") or {}
+    identity = manifest.identity or manifest.config
     return {
         f"{group}.{key}": json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
         for group in GROUPS

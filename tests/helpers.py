@@ -115,7 +115,7 @@ def killed_after_first_part(root, *overrides, parts=1) -> int:
 
         def close_then_die(self, *args, **kwargs):
             close(self, *args, **kwargs)
-            if self.manifest.get("snapshot", {}).get("parts", 0) >= parts:
+            if (self.manifest.snapshot or {}).get("parts", 0) >= parts:
                 os._exit(KILLED)
 
         RoundWriter.close_part = close_then_die
@@ -143,8 +143,8 @@ def wait_for_parts(root, count, proc, limit=60):
     """Wait until the only run under ``root`` has closed ``count`` parts (while ``proc`` is alive)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        m = [run.manifest() or {} for run in find(root)]
-        if m and len(m[0].get("parts", [])) >= count:
+        m = [run.manifest() for run in find(root)]
+        if m and m[0] and len(m[0].parts) >= count:
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.01)

@@ -32,7 +32,7 @@ def test_ctrl_c_stops_the_effective_dimension_at_once_and_the_run_stays_complete
     assert proc.returncode == 130 and "Traceback" not in err
     assert "complete, 6,000 rounds" in out and "effective dimension" in out and "run the command again" in out
     m = only_run(tmp_path).manifest()
-    assert m["status"] == "complete" and m["rounds"] == 6000 and "effective_dimension" not in m
+    assert m.status == "complete" and m.rounds == 6000 and "effective_dimension" not in m.analyses
 
     parts = [p.stat().st_mtime_ns for p in only_run(tmp_path).parts()]
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path))
@@ -40,9 +40,10 @@ def test_ctrl_c_stops_the_effective_dimension_at_once_and_the_run_stays_complete
     assert code == 0 and "already complete" in out  # not played again
     assert "effective dimension, exact on 6,000 rounds" in err  # its progress line
     m = only_run(tmp_path).manifest()
-    assert m["effective_dimension"]["method"] == "exact" and m["effective_dimension"]["rounds"] == 6000
+    entry = m.analyses["effective_dimension"]
+    assert entry["method"] == "exact" and entry["rounds"] == 6000
     assert [p.stat().st_mtime_ns for p in only_run(tmp_path).parts()] == parts
-    assert "snapshot" not in m and not only_run(tmp_path).snapshots()
+    assert m.snapshot is None and not only_run(tmp_path).snapshots()
 
 
 def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(okl_run, results_root, monkeypatch):
@@ -50,5 +51,5 @@ def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(o
     code, out, err = okl_run("learner=pkrr_nystrom", "n=3000", "progress=true")
     assert code == 0, err
     assert "effective dimension, Nyström estimate on the dictionary (3,000 rounds" in err
-    entry = only_run(results_root).manifest()["effective_dimension"]
+    entry = only_run(results_root).manifest().analyses["effective_dimension"]
     assert entry["method"] == "nystrom" and entry["value"] > 0 and entry["dictionary"] > 0

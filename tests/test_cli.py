@@ -25,10 +25,10 @@ def test_default_run_writes_rounds_and_manifest(okl_run, results_root):
     assert run_dir.path.relative_to(results_root).parts[:3] == ("learner=pkawv_taylor", "dataset=synthetic", "seed=0")
     assert str(run_dir.rounds_path) in out and "average square loss" in out
     m = run_dir.manifest()
-    assert m["status"] == "complete" and m["rounds"] == m["planned_rounds"] == 3000
-    assert m["config"]["learner"] == {"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": 1.0}
-    assert m["versions"]["numpy"] and m["blas_threads"] == 1 and m["peak_rss_bytes"] > 0
-    assert {"wall_s", "learner_s", "started_at", "finished_at", "git", "seed"} <= set(m)
+    assert m.status == "complete" and m.rounds == m.planned_rounds == 3000
+    assert m.config["learner"] == {"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": 1.0}
+    assert m.versions["numpy"] and m.blas_threads == 1 and m.peak_rss_bytes > 0
+    assert {"wall_s", "learner_s", "started_at", "finished_at", "git", "seed"} <= set(m.to_json())
     df = pd.read_parquet(run_dir.rounds_path)
     assert list(df.columns) == ["t", "y", "y_hat", "loss", "cum_loss", "elapsed_ns", "model_size", "regret"]
     np.testing.assert_array_equal(df.t, np.arange(1, 3001))
@@ -37,8 +37,8 @@ def test_default_run_writes_rounds_and_manifest(okl_run, results_root):
     assert (np.diff(df.elapsed_ns) >= 0).all() and df.elapsed_ns.iloc[-1] > 0
     assert (df.model_size == 45).all()  # C(8+2, 2) features for d = 8
     assert df.regret.isna().all()
-    assert m["average_loss"] == pytest.approx(df.loss.mean(), rel=1e-12)
-    assert f"{m['average_loss']:.6g}" in out
+    assert m.average_loss == pytest.approx(df.loss.mean(), rel=1e-12)
+    assert f"{m.average_loss:.6g}" in out
 
 
 def test_binary_stream_reports_zero_one_error(okl_run, results_root):
@@ -47,7 +47,7 @@ def test_binary_stream_reports_zero_one_error(okl_run, results_root):
     df = results.load()
     expected = (df.y * df.y_hat <= 0).astype(float)
     np.testing.assert_array_equal(df.loss, expected)
-    assert only_run(results_root).manifest()["loss"] == "zero_one"
+    assert only_run(results_root).manifest().loss == "zero_one"
     assert set(df.y) == {-1.0, 1.0}
 
 
@@ -116,26 +116,26 @@ def test_submitit_sweep_runs_each_job_in_its_own_process_and_a_rerun_reuses_them
     assert sorted(runs.learner) == ["fogd", "pkawv_taylor"] and (runs.status == "complete").all()
     assert (runs.blas_threads == 1).all()
     for run in find(results_root):
-        assert "submitit" in run.manifest()["argv"][0]  # played by a submitit job, not by this process
+        assert "submitit" in run.manifest().argv[0]  # played by a submitit job, not by this process
     logs = sorted((tmp_path / "sweep" / ".submitit").glob("*/*_log.out"))
     assert len(logs) == 2 and all("complete, 300 rounds" in log.read_text() for log in logs)
-    started = sorted(run.manifest()["started_at"] for run in find(results_root))
+    started = sorted(run.manifest().started_at for run in find(results_root))
     assert okl_run(*sweep, "n=300", "progress=false")[0] == 0
-    assert sorted(run.manifest()["started_at"] for run in find(results_root)) == started  # complete runs are reused
+    assert sorted(run.manifest().started_at for run in find(results_root)) == started  # complete runs are reused
 
 
 def test_timeout_keeps_the_rounds_played(okl_run, results_root):
     code, out, _ = okl_run("learner=online_krr", "timeout_s=0.3", "progress=false")
     assert code == 0 and "timeout" in out
     m = only_run(results_root).manifest()
-    assert m["status"] == "timeout" and 0 < m["rounds"] < m["planned_rounds"]
-    assert m["learner_s"] >= 0.3
-    assert len(results.load()) == m["rounds"]
+    assert m.status == "timeout" and 0 < m.rounds < m.planned_rounds
+    assert m.learner_s >= 0.3
+    assert len(results.load()) == m.rounds
     code, out, _ = okl_run("learner=online_krr", "timeout_s=0.2", "progress=false")  # a smaller budget: nothing to redo
-    assert "already timeout" in out and only_run(results_root).manifest()["rounds"] == m["rounds"]
+    assert "already timeout" in out and only_run(results_root).manifest().rounds == m.rounds
     code, out, _ = okl_run("learner=online_krr", "timeout_s=0.6", "progress=false")  # a larger one: resumed, further
-    assert f"timeout (resumed from round {m['rounds']:,})" in out
-    assert only_run(results_root).manifest()["rounds"] > m["rounds"]
+    assert f"timeout (resumed from round {m.rounds:,})" in out
+    assert only_run(results_root).manifest().rounds > m.rounds
 
 
 def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_run, results_root):
@@ -144,10 +144,10 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     assert err.startswith("okl-run: error: fogd predicted ") and err.count("\n") == 1
     assert "a non-finite loss: check its step size" in err
     m = only_run(results_root).manifest()
-    assert m["status"] == "failed" and "non-finite loss" in m["error"]
-    assert f"at round {m['rounds'] + 1:,}," in err  # every round before the bad one is kept
+    assert m.status == "failed" and "non-finite loss" in m.error
+    assert f"at round {m.rounds + 1:,}," in err  # every round before the bad one is kept
     df = results.load()
-    assert len(df) == m["rounds"] > 0 and np.isfinite(df.cum_loss).all()
+    assert len(df) == m.rounds > 0 and np.isfinite(df.cum_loss).all()
 
 
 BAD_INPUTS = [
@@ -223,7 +223,7 @@ def test_a_sweep_runs_a_shared_key_where_it_is_read_and_notes_where_it_is_not(ok
     assert code == 0, err
     note = "okl-run: note: learner 'fogd' does not use the top-level lam={}: set learner.lam (its own, default 0.0)"
     assert note.format("1.0") in err and note.format("0.1") in err and "pkrr_taylor' does not use" not in err
-    lams = {run.manifest()["identity"]["learner"]["lam"] for run in find(results_root, learner="pkrr_taylor")}
+    lams = {run.manifest().identity["learner"]["lam"] for run in find(results_root, learner="pkrr_taylor")}
     assert lams == {1.0, 0.1} and len(find(results_root, learner="fogd")) == 1  # fogd's two jobs are one run
 
 
@@ -237,9 +237,9 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
     m = only_run(tmp_path).manifest()
-    assert m["status"] == status and m["rounds"] >= 1000
+    assert m.status == status and m.rounds >= 1000
     df = results.load(tmp_path)
-    np.testing.assert_array_equal(df.t, np.arange(1, m["rounds"] + 1))
+    np.testing.assert_array_equal(df.t, np.arange(1, m.rounds + 1))
 
 
 def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
@@ -249,10 +249,10 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     proc.communicate(timeout=60)
     run_dir = only_run(tmp_path)
     m = run_dir.manifest()
-    assert m["status"] == "running" and m["rounds"] == 500 * len(m["parts"]) >= 1000
+    assert m.status == "running" and m.rounds == 500 * len(m.parts) >= 1000
     assert set(results.runs(tmp_path).status) == {"stopped"}  # not "running": its process is gone
     df = results.load(tmp_path)
-    assert len(df) >= m["rounds"]  # a part closed after the manifest was read may add rows
+    assert len(df) >= m.rounds  # a part closed after the manifest was read may add rows
     np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))
 
 
@@ -308,5 +308,5 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     code, _, err = okl_run(*FAST, "sink.part_rows=500")
     assert code == 2 and err.count("\n") == 1 and "No space left on device" in err
     m = only_run(results_root).manifest()
-    assert m["status"] == "failed" and "No space left on device" in m["error"] and m["rounds"] >= 1000
-    np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m["rounds"] + 1))  # two parts
+    assert m.status == "failed" and "No space left on device" in m.error and m.rounds >= 1000
+    np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m.rounds + 1))  # two parts

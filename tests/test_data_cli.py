@@ -90,7 +90,7 @@ def test_a_real_dataset_runs_end_to_end_from_the_mirror(okl_run, results_root, m
     code, out, err = okl_run("learner=pkrr_taylor", "dataset=cod_rna", "n=5000", "progress=false")
     assert code == 0, err
     assert "complete, 5,000 rounds" in out
-    (source,) = only_run(results_root, learner="pkrr_taylor", dataset="cod_rna").manifest()["dataset_files"]
+    (source,) = only_run(results_root, learner="pkrr_taylor", dataset="cod_rna").manifest().dataset_files
     assert source["part"] == "test" and source["content_sha256"].startswith("58cff16d") and source["checked"]
 
 

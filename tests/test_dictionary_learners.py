@@ -500,11 +500,11 @@ def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, res
         code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true")
         assert code == 0, err
         run = only_run(results_root, learner="pkrr_nystrom")
-        reports[up_to] = run.manifest()["effective_dimension"]
+        reports[up_to] = run.manifest().analyses["effective_dimension"]
     code, _, err = okl_run(*common, "progress=false", "sink.overwrite=true", "timeout_s=1e-9")
     timed_out = run.manifest()
-    assert code == 0 and timed_out["status"] == "timeout", err  # d_eff of the rounds it played
-    assert timed_out["effective_dimension"]["rounds"] == timed_out["rounds"] < 2000
+    assert code == 0 and timed_out.status == "timeout", err  # d_eff of the rounds it played
+    assert timed_out.analyses["effective_dimension"]["rounds"] == timed_out.rounds < 2000
     exact, estimate = reports[10_000], reports[1000]
     assert (exact["method"], estimate["method"], exact["gamma"], exact["rounds"]) == ("exact", "nystrom", 0.5, 2000)
     assert 0.9 * exact["value"] < estimate["value"] <= exact["value"]

@@ -126,7 +126,7 @@ def test_adversarial_run_records_its_sequence_and_replays_exactly(okl_run, resul
     assert code == 0, err
     original = run_dir(results_root, "kernel_awv", "adversary")
     manifest = original.manifest()
-    assert manifest["environment_s"] > 0 and manifest["regret"]["rounds"] == 25
+    assert manifest.environment_s > 0 and manifest.analyses["regret"]["rounds"] == 25
     rounds = pd.read_parquet(original.rounds_path)
     assert [c for c in rounds.columns if c.startswith("x_")] == ["x_0", "x_1", "x_2"]
     for block in ("1", "256"):  # the per-round loop and blocks, on the recorded sequence

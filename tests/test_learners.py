@@ -408,3 +408,20 @@ def test_an_ensemble_checks_the_memory_of_each_expert(monkeypatch):
     with pytest.raises(ResourceError, match=r"^rbf_ogd: 200,000,000 support vectors of n=200,000,000 rounds: 11.9"):
         make("omkl", n=200_000_000, budget=None).require_memory(200_000_000)
     make("omkl", n=200_000_000).require_memory(200_000_000)  # SETTINGS' budget of 40 vectors: it fits
+
+
+def test_a_snapshot_of_the_exact_factor_holds_its_written_rows_only(tmp_path):
+    """A factor allocated at the horizon is mostly unwritten pages: a snapshot of all of them wrote 20 GB files
+    (a 200,000-round horizon) where 30 MB of rows had been computed. Restored, it predicts and learns on exactly."""
+    from okl.store.files import read_pickle, write_pickle
+
+    X, y = stream(300, 2)
+    learner = KernelAWV(2, horizon=4000)
+    learner.predict_learn_block(X[:100], y[:100])
+    sha = write_pickle(tmp_path / "s.pkl", learner)
+    assert (tmp_path / "s.pkl").stat().st_size < 100 * 4000 * 8 + 4000 * 8 * 4 + 100_000  # 100 rows of 4,000
+    restored = read_pickle(tmp_path / "s.pkl", sha)
+    assert restored.core.L.shape == (4000, 4000)
+    np.testing.assert_array_equal(
+        restored.predict_learn_block(X[100:], y[100:]), learner.predict_learn_block(X[100:], y[100:])
+    )

@@ -103,7 +103,7 @@ def test_a_budget_below_komps_resolution_is_a_clear_error(okl_run, results_root)
     assert code == 2 and "numerically singular" in err and "raise K (K=1e-09 now), or set K=0" in err
     assert err.count("\n") == 1
     m = only_run(results_root).manifest()
-    assert m["status"] == "failed" and m["rounds"] < 2000 and "numerically singular" in m["error"]
+    assert m.status == "failed" and m.rounds < 2000 and "numerically singular" in m.error
 
 
 def test_polk_with_zero_budget_is_fsgd():
@@ -265,7 +265,7 @@ def test_a_timed_out_run_keeps_its_checkpoints(okl_run, results_root):
     assert okl_run(*keys)[0] == 0
     run = only_run(results_root, learner="polk", dataset="multidist", seed=0)
     manifest = run.manifest()
-    assert manifest["status"] == "timeout" and manifest["rounds"] == 250  # the first block ends at the checkpoint
+    assert manifest.status == "timeout" and manifest.rounds == 250  # the first block ends at the checkpoint
     assert run.heldout().t.tolist() == [250]
 
 

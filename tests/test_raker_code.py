@@ -171,6 +171,6 @@ def test_okl_run_plays_the_code_variant_end_to_end(okl_run, results_root):
     code, out, err = okl_run("learner=adaraker", "learner.variant=code", "n=300", "progress=false")
     assert code == 0, err
     run = only_run(results_root, learner="adaraker", dataset="synthetic", seed=0)
-    assert run.manifest()["config"]["learner"]["variant"] == "code" and "complete, 300 rounds" in out
+    assert run.manifest().config["learner"]["variant"] == "code" and "complete, 300 rounds" in out
     code, _, err = okl_run("learner=adaraker", "variant=code", "learner.eta0=4")
     assert code == 2 and "variant=code uses the code's min" in err and err.count("\n") == 1

@@ -143,8 +143,10 @@ def test_sink_regret_equals_a_direct_recomputation(okl_run, results_root):
     _, fitted, penalty = ridge(X, y)
     expected = np.cumsum((rounds["y_hat"] - y) ** 2) - np.cumsum((fitted - y) ** 2)
     np.testing.assert_allclose(rounds["regret"], expected, rtol=1e-9, atol=1e-9)
-    assert manifest["regret"]["comparator"] == "krr" and manifest["regret"]["penalty"] == pytest.approx(penalty)
-    assert len(manifest["parts"]) == 3  # every part was rewritten
+    assert manifest.analyses["regret"]["comparator"] == "krr" and manifest.analyses["regret"][
+        "penalty"
+    ] == pytest.approx(penalty)
+    assert len(manifest.parts) == 3  # every part was rewritten
 
 
 def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, results_root, capsys):
@@ -162,7 +164,7 @@ def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, res
         manifest, rounds = read_run(results_root, learner, "synthetic")
         cum = rounds["cum_loss"].to_numpy()[[49, 199]]
         np.testing.assert_allclose(rounds["regret"].to_numpy()[[49, 199]], cum - direct, rtol=1e-9)
-        assert manifest["regret"]["comparator"] == "oracle_prefix"
+        assert manifest.analyses["regret"]["comparator"] == "oracle_prefix"
 
 
 def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
@@ -190,10 +192,10 @@ def test_okl_run_with_a_comparator_on_a_complete_run_only_scores_it(okl_run, res
     assert code == 0, err
     assert "already complete, regret" in out and "(krr)" in out
     manifest, rounds = read_run(results_root, "fogd", "synthetic")
-    assert manifest["regret"]["comparator"] == "krr" and rounds["regret"].notna().all()
+    assert manifest.analyses["regret"]["comparator"] == "krr" and rounds["regret"].notna().all()
     code, out, _ = okl_run("learner=fogd", "n=150", "progress=false", "comparator=krr")
     again, _ = read_run(results_root, "fogd", "synthetic")
-    assert code == 0 and "(krr)" in out and again["regret"] == manifest["regret"]  # not recomputed
+    assert code == 0 and "(krr)" in out and again.analyses["regret"] == manifest.analyses["regret"]  # not recomputed
 
 
 def test_dynamic_regret_against_the_streams_segments(okl_run, results_root, capsys):

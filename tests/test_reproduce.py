@@ -223,7 +223,7 @@ def test_peak_rss_of_a_run_is_its_own_not_its_processes(okl_run, results_root):
     before = peak_rss()
     code, _, err = okl_run("learner=fogd", "n=2000", "progress=false")
     assert code == 0, err
-    recorded = only_run(results_root).manifest()["peak_rss_bytes"]
+    recorded = only_run(results_root).manifest().peak_rss_bytes
     assert recorded < before - 400 * 2**20
 
 

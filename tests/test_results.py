@@ -135,10 +135,10 @@ def test_okl_results_summarises_the_regret_of_runs_scored_by_a_comparator(okl_ru
     """--metric regret printed a traceback (the manifest holds the regret entry as a mapping)."""
     assert okl_run("learner=pkrr_taylor", "n=200", "comparator=krr", "progress=false")[0] == 0
     assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0  # not scored: no regret
-    (scored,) = [m for m in map(RunDir.manifest, find(results_root)) if "regret" in m]
+    (scored,) = [m for m in map(RunDir.manifest, find(results_root)) if "regret" in m.analyses]
     code, out, err = call(lambda: results_cli.main(["--metric", "regret"]), capsys)
     assert code == 0 and err == ""
-    assert f"| pkrr_taylor | {scored['regret']['regret']:.4g} · " in out and "| fogd | — · " in out
+    assert f"| pkrr_taylor | {scored.analyses['regret']['regret']:.4g} · " in out and "| fogd | — · " in out
     code, out, err = call(lambda: results_cli.main(["--metric", "status"]), capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("okl-results: error: metric 'status' is not a number in the runs; choose a numeric one: ")

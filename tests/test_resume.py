@@ -58,8 +58,8 @@ def test_every_learner_resumes_bit_identically_after_a_kill_at_its_first_part(ca
     args = [*CASES[case], "n=600", "block=64", "sink.part_rows=128", "checkpoints=0", "progress=false"]
     assert killed_after_first_part(tmp_path / "killed", *args) == KILLED
     killed = only_run(tmp_path / "killed").manifest()
-    snapshot = killed["snapshot"]["rounds"]
-    assert killed["status"] == "running" and 0 < snapshot == killed["rounds"] < 600
+    snapshot = killed.snapshot["rounds"]
+    assert killed.status == "running" and 0 < snapshot == killed.rounds < 600
 
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
     code, out, err = okl_run(*args)
@@ -85,7 +85,7 @@ def stop(root, sig, overrides):
     proc.send_signal(sig)
     proc.communicate(timeout=60)
     m = only_run(root).manifest()
-    assert m["status"] in ("running", "interrupted") and m["rounds"] < m["planned_rounds"], "stopped too late"
+    assert m.status in ("running", "interrupted") and m.rounds < m.planned_rounds, "stopped too late"
     return m
 
 
@@ -95,15 +95,15 @@ def test_a_killed_run_resumes_bit_identically(family, okl_run, tmp_path, monkeyp
     length = "dataset.length" if "dataset=multidist" in overrides else "n"
     args = [*overrides, f"{length}={rounds}", f"sink.part_rows={part_rows}", "progress=false"]
     killed = stop(tmp_path / "killed", signal.SIGKILL, args)
-    snapshot = killed["snapshot"]["rounds"]
-    assert killed["status"] == "running" and snapshot >= 2 * part_rows
+    snapshot = killed.snapshot["rounds"]
+    assert killed.status == "running" and snapshot >= 2 * part_rows
 
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "killed"))
     code, out, err = okl_run(*args)
     assert code == 0, err
     assert f"complete (resumed from round {snapshot:,})" in out, out
     resumed = only_run(tmp_path / "killed").manifest()
-    assert resumed["resumed"][0]["from_round"] == snapshot and "snapshot" not in resumed
+    assert resumed.resumed[0]["from_round"] == snapshot and resumed.snapshot is None
     assert not only_run(tmp_path / "killed").snapshots()  # complete: nothing left to resume
 
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "clean"))
@@ -117,17 +117,17 @@ def test_a_killed_run_resumes_bit_identically(family, okl_run, tmp_path, monkeyp
 def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp_path, monkeypatch):
     args = ["learner=pkrr_taylor", "n=100000", "sink.part_rows=500", "progress=false"]
     interrupted = stop(tmp_path / "a", signal.SIGINT, args)
-    assert interrupted["status"] == "interrupted" and interrupted["rounds"] >= interrupted["snapshot"]["rounds"]
+    assert interrupted.status == "interrupted" and interrupted.rounds >= interrupted.snapshot["rounds"]
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "a"))
     code, out, _ = okl_run(*args)
-    assert code == 0 and f"(resumed from round {interrupted['snapshot']['rounds']:,})" in out
+    assert code == 0 and f"(resumed from round {interrupted.snapshot['rounds']:,})" in out
 
     stop(tmp_path / "b", signal.SIGKILL, args)
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "b"))
     code, out, _ = okl_run(*args, "block=128")  # other block boundaries: resuming would not be exact
     assert code == 0 and "resumed" not in out and "complete (started over: block=128, the stopped run used " in out
     restarted = only_run(tmp_path / "b").manifest()
-    assert "resumed" not in restarted and restarted["started_over"].startswith("block=128")
+    assert not restarted.resumed and restarted.started_over.startswith("block=128")
     monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "c"))
     assert okl_run(*args, "block=128")[0] == 0
     pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)
@@ -142,11 +142,13 @@ def test_a_run_json_pointing_its_snapshot_elsewhere_starts_over_without_unpickli
     run = only_run(results_root)
     planted = results_root / "planted.pkl"
     planted.write_bytes(pickle.dumps(Planted(results_root / "pwned")))
-    run.record(snapshot={**run.manifest()["snapshot"], "path": str(planted)})
+    manifest = run.manifest()
+    manifest.snapshot = {**manifest.snapshot, "path": str(planted)}
+    run.write_manifest(manifest)
     code, out, err = okl_run(*args)
     assert code == 0, err
     assert f"complete (started over: its snapshot {planted} lies outside {run.path / 'snapshots'})" in out
-    assert not (results_root / "pwned").exists() and only_run(results_root).manifest()["rounds"] == 600
+    assert not (results_root / "pwned").exists() and only_run(results_root).manifest().rounds == 600
 
 
 def test_a_run_resumed_on_other_data_starts_over_and_says_why(okl_run, results_root, no_data, monkeypatch):
@@ -156,15 +158,15 @@ def test_a_run_resumed_on_other_data_starts_over_and_says_why(okl_run, results_r
     args = ["learner=pkrr_taylor", "dataset=susy", "n=500", "block=64", "sink.part_rows=128", "progress=false"]
     assert killed_after_first_part(results_root, *args) == KILLED
     stopped = only_run(results_root).manifest()
-    assert len(stopped["data_sha256"]) == 64
+    assert len(stopped.data_sha256) == 64
     monkeypatch.setenv("OKL_DATA_DIR", str(no_data / "other"))
     code, out, err = okl_run(*args)
     assert code == 0, err
     assert "complete (started over: the dataset's files hold other content than the stopped run read (sha256 " in out
-    assert f", was {stopped['data_sha256'][:12]})" in out
+    assert f", was {stopped.data_sha256[:12]})" in out
     finished = only_run(results_root).manifest()
-    assert finished["rounds"] == 500 and "resumed" not in finished
-    assert finished["data_sha256"] not in (None, stopped["data_sha256"])
+    assert finished.rounds == 500 and not finished.resumed
+    assert finished.data_sha256 not in (None, stopped.data_sha256)
 
     monkeypatch.setenv("OKL_DATA_DIR", str(no_data))  # the same content: it resumes
     assert killed_after_first_part(results_root, *args, "sink.overwrite=true") == KILLED

@@ -52,7 +52,7 @@ def test_progressive_validation_equals_okl_run_on_the_same_stream(okl_run, resul
             friedman, Regressor("pkawv_taylor", M=3, sigma=0.8, lam=0.1), metrics.MSE()
         )
         run = only_run(results_root, learner="pkawv_taylor", dataset="river").manifest()
-        assert run["average_loss"] == pytest.approx(mse.get(), rel=1e-9)  # river's metric is okl's average loss
+        assert run.average_loss == pytest.approx(mse.get(), rel=1e-9)  # river's metric is okl's average loss
         results_root.joinpath("learner=pkawv_taylor").rename(results_root / f"block{block}")
 
 
@@ -147,7 +147,7 @@ def test_river_model_inside_okl_run_is_the_river_model_on_the_same_stream(okl_ru
         knn.learn_one(dict(enumerate(x_t)), y_t)
     np.testing.assert_allclose(run.rounds()["y_hat"], expected, rtol=1e-12)
     manifest = run.manifest()
-    assert manifest["report"]["memory_bytes"] > 0 and manifest["learner_s"] > 0
+    assert manifest.report["memory_bytes"] > 0 and manifest.learner_s > 0
 
 
 def test_river_classifier_scores_binary_streams(composed):

@@ -41,7 +41,7 @@ def rows(start, m):
 
 def test_parts_close_at_the_first_block_end_after_part_rows_and_cover_every_round(tmp_path):
     sink = writer(tmp_path / "run", part_rows=1000)
-    sink.start({"learner": "x"})
+    sink.start(learner="x")
     for start in range(0, 3500, 300):
         sink.append(rows(start, min(300, 3500 - start)))
         if sink.due():
@@ -63,7 +63,7 @@ def test_a_kill_between_a_snapshot_and_its_manifest_leaves_the_named_snapshot(tm
     """The older snapshot was deleted before the manifest named the new one: a kill in between left a
     manifest pointing at a missing file, and the run started over instead of resuming."""
     sink = writer(tmp_path, part_rows=300)
-    sink.start({})
+    sink.start()
     play(sink, 600, 300, snapshot=lambda start: {"after": start + 300})
     killed = RuntimeError("killed while writing the manifest")
 
@@ -74,24 +74,24 @@ def test_a_kill_between_a_snapshot_and_its_manifest_leaves_the_named_snapshot(tm
     with pytest.raises(RuntimeError):
         play(sink, 300, 300, snapshot=lambda start: {"after": 900})
     m = RunDir(tmp_path).manifest()
-    assert m["snapshot"]["rounds"] == 600
-    assert RunDir(tmp_path).read_snapshot(m["snapshot"]) == {"after": 600}
+    assert m.snapshot["rounds"] == 600
+    assert RunDir(tmp_path).read_snapshot(m.snapshot) == {"after": 600}
 
 
 def test_a_part_also_closes_after_part_seconds(tmp_path):
     sink = writer(tmp_path, part_rows=10**9, part_seconds=1e-9)  # every block end is past the time limit
-    sink.start({})
+    sink.start()
     play(sink, 1000, 300, snapshot=lambda start: {"after": min(start + 300, 1000)})
     assert [pq.ParquetFile(p).metadata.num_rows for p in RunDir(tmp_path).parts()] == [300, 300, 300, 100]
     m = RunDir(tmp_path).manifest()
     snapshot = tmp_path / "snapshots" / "part-00003.pkl"
-    assert m["snapshot"] == {
+    assert m.snapshot == {
         "path": "snapshots/part-00003.pkl",
         "sha256": hashlib.sha256(snapshot.read_bytes()).hexdigest(),
         "rounds": 1000,
         "parts": 4,
     }
-    assert RunDir(tmp_path).read_snapshot(m["snapshot"]) == {"after": 1000}
+    assert RunDir(tmp_path).read_snapshot(m.snapshot) == {"after": 1000}
     assert [p.name for p in (tmp_path / "snapshots").iterdir()] == ["part-00003.pkl"]  # only the last is kept
 
 
@@ -108,9 +108,9 @@ class Planted:
 def test_a_snapshot_outside_its_run_directory_or_other_than_recorded_is_never_unpickled(tmp_path):
     """A tampered run.json pointed its snapshot at a pickle elsewhere: the next okl-run ran its code."""
     sink = writer(tmp_path / "run", part_rows=100)
-    sink.start({})
+    sink.start()
     play(sink, 200, 100, snapshot=lambda start: {"after": start + 100})
-    entry = RunDir(tmp_path / "run").manifest()["snapshot"]
+    entry = RunDir(tmp_path / "run").manifest().snapshot
     planted = tmp_path / "planted.pkl"
     planted.write_bytes(pickle.dumps(Planted(tmp_path / "pwned")))
     run = RunDir(tmp_path / "run")
@@ -138,55 +138,55 @@ def test_a_slow_snapshot_is_retaken_only_after_twenty_times_its_cost_and_always_
         return {"after": start}
 
     sink = writer(tmp_path, part_rows=100)
-    sink.start({})
+    sink.start()
     taken = []
     for start in range(0, 2000, 100):
         clock["now"] += 10.0
         sink.append(rows(start, 100))
         sink.close_part(lambda start=start: slow(start + 100))
-        taken.append(RunDir(tmp_path).manifest()["snapshot"]["rounds"])
+        taken.append(RunDir(tmp_path).manifest().snapshot["rounds"])
     # taken at part 1 (it cost 5 s), then only once 100 s have passed since it: at part 11, not at 2-10 or 12-20
     assert taken == [100] * 10 + [1100] * 10
     sink.finish(lambda: {"after": 2000}, status="complete")
-    assert RunDir(tmp_path).manifest()["snapshot"]["rounds"] == 2000
+    assert RunDir(tmp_path).manifest().snapshot["rounds"] == 2000
     sink = writer(tmp_path / "b", part_rows=100)
-    sink.start({})
+    sink.start()
     for start in range(0, 300, 100):
         sink.append(rows(start, 100))
         sink.close_part(lambda start=start: slow(start + 100))
     sink.finish(lambda: {"after": 300}, status="timeout")  # nothing buffered: the final state is still saved
-    assert RunDir(tmp_path / "b").manifest()["snapshot"]["rounds"] == 300
+    assert RunDir(tmp_path / "b").manifest().snapshot["rounds"] == 300
 
 
 def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path):
     first = writer(tmp_path, part_rows=200)
-    first.start({"planned_rounds": 1000})
+    first.start(planned_rounds=1000)
     play(first, 700, 100, snapshot=lambda start: start + 100)  # parts [1..200], [201..400], [401..600]
     first.checkpoint(t=300, test_loss=1.0, model_size=3, seconds=0.0)
     first.checkpoint(t=650, test_loss=2.0, model_size=3, seconds=0.0)
     first.finish(None, status="interrupted")  # rounds 601..700 written without a snapshot
     previous = RunDir(tmp_path).manifest()
-    assert previous["rounds"] == 700 and previous["snapshot"]["rounds"] == 600
+    assert previous.rounds == 700 and previous.snapshot["rounds"] == 600
 
     second = writer(tmp_path, part_rows=200)
     second.resume(previous, {"argv": ["again"]})
-    assert second.manifest["rounds"] == 600 and len(RunDir(tmp_path).parts()) == 3
+    assert second.manifest.rounds == 600 and len(RunDir(tmp_path).parts()) == 3
     assert RunDir(tmp_path).heldout().t.tolist() == [300]  # the checkpoint after the snapshot is redone
     for start in range(600, 1000, 100):
         second.append(rows(start, 100))
     second.finish(None, status="complete")
     m = RunDir(tmp_path).manifest()
-    assert m["rounds"] == 1000 and m["resumed"][0]["from_round"] == 600 and m["argv"] == ["again"]
+    assert m.rounds == 1000 and m.resumed[0]["from_round"] == 600 and m.argv == ["again"]
     np.testing.assert_array_equal(RunDir(tmp_path).rounds(["t"])["t"].to_numpy(), np.arange(1, 1001))
 
 
 def test_restart_clears_stale_parts(tmp_path):
     first = writer(tmp_path, part_rows=10)
-    first.start({})
+    first.start()
     play(first, 35, 5)
     first.finish(status="interrupted")
     second = writer(tmp_path, part_rows=10)
-    second.start({})
+    second.start()
     second.append(rows(0, 12))
     second.finish(status="complete")
     assert pq.read_table(tmp_path / "rounds").num_rows == 12
@@ -208,7 +208,7 @@ def test_cache_round_trips_and_leaves_no_temporary_files(tmp_path):
 def two_runs(tmp_path):
     for learner, seed, status in (("a", 0, "complete"), ("b", 1, "timeout")):
         sink = writer(tmp_path / f"learner={learner}/dataset=s/seed={seed}/run=0123456789ab", part_rows=50)
-        sink.start({"learner": learner, "seed": seed})
+        sink.start(learner=learner, seed=seed)
         play(sink, 120, 60)
         sink.finish(status=status)
     return tmp_path
@@ -267,3 +267,20 @@ def test_a_snapshot_streams_the_state_it_never_holds_a_second_copy(tmp_path):
     np.testing.assert_array_equal(again["factor"], 1.0)
     with pytest.raises(ValueError, match="sha256"):
         read_pickle(tmp_path / "state.pkl", "0" * 64)
+
+
+def test_a_manifest_reads_back_what_it_wrote_and_run_json_files_of_before_it(tmp_path):
+    """run.json as a typed record: fields by name, analyses' entries under their keys at the top level (as
+    every run.json written before the record holds them), a missing field its default, a wrong name an error."""
+
+    old = {"learner": "fogd", "status": "complete", "rounds": 7, "snapshot": None, "regret": {"regret": 1.5}}
+    (tmp_path / "run.json").write_text(json.dumps(old))
+    m = RunDir(tmp_path).manifest()
+    assert (m.learner, m.rounds, m.snapshot, m.parts, m.analyses) == ("fogd", 7, None, [], {"regret": {"regret": 1.5}})
+    m.update(status="timeout", wall_s=2.0)
+    RunDir(tmp_path).write_manifest(m)
+    again = json.loads((tmp_path / "run.json").read_text())
+    assert again["regret"] == {"regret": 1.5} and again["status"] == "timeout" and "analyses" not in again
+    assert RunDir(tmp_path).manifest() == m
+    with pytest.raises(TypeError, match="not fields of a manifest: wal_s"):
+        m.update(wal_s=1.0)

@@ -11,22 +11,24 @@ from okl.analyses.effective_dimension import EffectiveDimension
 from okl.analyses.regret import Regret
 from okl.config import Plan
 from okl.learners import Learner
-from okl.store import RunDir
+from okl.store import Manifest, RunDir
 
 POST_RUN: tuple[Analysis, ...] = (EffectiveDimension(), Regret())
 
 
-def pending(plan: Plan, manifest: dict) -> list[Analysis]:
+def pending(plan: Plan, manifest: Manifest) -> list[Analysis]:
     """The post-run analyses the plan wants whose entry the manifest lacks (or holds for other settings)."""
-    rounds = manifest.get("rounds") or 0
-    return [a for a in POST_RUN if rounds and a.wanted(plan) and not a.current(manifest.get(a.key), plan, rounds)]
+    rounds = manifest.rounds
+    return [
+        a for a in POST_RUN if rounds and a.wanted(plan) and not a.current(manifest.analyses.get(a.key), plan, rounds)
+    ]
 
 
-def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> dict:
+def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> Manifest:
     """Compute and record the pending analyses one by one (each recorded as soon as it is done); returns
     the manifest."""
-    manifest = run.manifest() or {}
-    rounds = manifest.get("rounds") or 0
+    manifest = run.manifest() or Manifest()
+    rounds = manifest.rounds
     for analysis in pending(plan, manifest):
         label = analysis.describe(plan, rounds)
         try:

@@ -25,7 +25,7 @@ from okl.errors import ConfigError, DataError
 from okl.learners import Learner
 from okl.registry import identity
 from okl.regret.base import Comparator
-from okl.store import FINISHED, Cache, RunDir, digest
+from okl.store import FINISHED, Cache, Manifest, RunDir, digest
 
 KEY = "regret"
 
@@ -65,10 +65,10 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
     manifest = run.manifest()
     if manifest is None:
         raise ConfigError(f"no run at {str(run.path)!r}: give a run directory (one holding run.json)")
-    if manifest.get("task") != "regression":
+    if manifest.task != "regression":
         raise ConfigError(
             f"comparator {comparator.name!r} scores the square loss of regression streams; "
-            f"run {str(run.path)!r} is {manifest.get('task')}"
+            f"run {str(run.path)!r} is {manifest.task}"
         )
     status = run.status(manifest)
     if status not in FINISHED:
@@ -76,7 +76,7 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
             f"run {str(run.path)!r} is {status}, not finished: run its okl-run command again to finish it, then "
             f"score it"
         )
-    n = int(manifest.get("rounds") or 0)
+    n = manifest.rounds
     if n == 0:
         raise DataError(f"run {str(run.path)!r} has no rounds to score")
     table = run.rounds(["y", "cum_loss"])
@@ -105,12 +105,12 @@ def matches(entry: dict | None, comparator: Comparator, rounds: int) -> bool:
     return entry is not None and all(entry.get(k) == v for k, v in want.items())
 
 
-def _inputs(run: RunDir, manifest: dict[str, Any], n: int, y: np.ndarray) -> np.ndarray:
+def _inputs(run: RunDir, manifest: Manifest, n: int, y: np.ndarray) -> np.ndarray:
     """The run's inputs: recorded, or replayed from its dataset config and checked against its labels."""
     recorded = run.inputs()
     if recorded is not None:
         return recorded[0]
-    node = dict(manifest["config"]["dataset"])
+    node = dict(manifest.config["dataset"])
     dataset = DATASETS.get(node.pop("name"))(**node)
     chunks = list(dataset.head(n)) or [(np.zeros((0, dataset.d)), np.zeros(0))]
     X = np.concatenate([Xc for Xc, _ in chunks]).astype(np.float64)

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> None:
         cls = COMPARATORS.get(args.comparator)
         for path in args.runs:
             run = RunDir(path)
-            config = (run.manifest() or {}).get("config", {})
+            manifest = run.manifest()
+            config = manifest.config if manifest else {}
             params = {
                 "sigma": args.sigma if args.sigma is not None else config.get("sigma", 1.0),
                 "lam": args.lam if args.lam is not None else config.get("lam", 1.0),

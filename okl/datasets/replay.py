@@ -38,10 +38,10 @@ class Replay(InMemory):
             raise DataError(
                 f"no run at {self.params.run!r}: set dataset.run= to a run directory (one holding run.json)"
             )
-        recorded = run.inputs() if manifest.get("rounds") else None
+        recorded = run.inputs() if manifest.rounds else None
         if recorded is None:
             raise DataError(
                 f"run {self.params.run!r} has no recorded inputs (only adaptive environments record them): "
                 f"replay an adversary run, or rerun its dataset config"
             )
-        self.hold(*recorded, manifest["task"])
+        self.hold(*recorded, manifest.task)

@@ -52,6 +52,24 @@ class OnlineKernelRidge:
         self._L_inv, self._inv_rows = np.empty((0, 0)), 0  # L⁻¹ for predict_many, built on first use
         compile_now()
 
+    def __getstate__(self) -> dict:
+        """The state with L's written rows only: rows 0..t-1 are the first t·cap entries of the C-ordered
+        buffer, handed to the pickler as one flat array over that memory (no copy; an array whose base is an
+        ndarray would be pickled as its whole buffer: a factor allocated at a 200,000-round horizon is
+        320 GB of mostly unwritten pages)."""
+        state = self.__dict__.copy()
+        t, cap = self.t, self.L.shape[1]
+        state["L"] = np.frombuffer(memoryview(self.L.reshape(-1))[: t * cap], dtype=self.L.dtype)
+        state["capacity"] = self.L.shape[0]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Back to a factor of the saved capacity (resuming holds the saved rows twice for a moment)."""
+        rows, capacity = state.pop("L"), state.pop("capacity")
+        self.__dict__.update(state)
+        self.L = np.empty((capacity, capacity))
+        self.L.reshape(-1)[: rows.size] = rows
+
     @staticmethod
     def state_bytes(rounds: int, d: int) -> int:
         """Memory of the state after ``rounds`` rounds: the factor L (rounds², float64), the inputs and z."""

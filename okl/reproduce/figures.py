@@ -46,8 +46,8 @@ def draw(artefact: Artefact, rows: list[Row], replays: list[Finished], path: Pat
 def _label(f: Finished) -> str:
     learner = f.run.plan.learner.name
     text = f.run.arm if f.run.arm == learner else f"{f.run.arm} ({learner})"
-    status = f.manifest["status"]
-    return text if status == "complete" else f"{text}, {status} at {f.manifest['rounds']:,}"
+    status = f.row["status"]
+    return text if status == "complete" else f"{text}, {status} at {f.row['rounds']:,}"
 
 
 def _sampled(f: Finished):
@@ -106,7 +106,7 @@ def _raker(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
         axes[0].plot(df.t, df.cum_loss / df.t, label=_label(f))
     axes[0].set(xlabel="t", ylabel="MSE(t) = (1/t) Σ (y − ŷ)²", yscale="log")
     axes[0].legend(fontsize=7)
-    seconds = {_label(f): f.manifest["learner_s"] for f in runs}
+    seconds = {_label(f): f.row["learner_s"] for f in runs}
     slowest = max(seconds.values())
     axes[1].barh(list(seconds), [max(v / slowest, 1e-4) for v in seconds.values()])
     axes[1].set(xlabel=f"normalised CPU time (1 = {slowest:.2f} s)", xscale="log")

@@ -22,14 +22,14 @@ TAIL = 0.05  # polk_koppel2019 Table 2: "averaged over the final 5% of processed
 
 
 class Finished:
-    """A run of an artefact with its manifest and rounds, read once."""
+    """A run of an artefact with its row of ``okl.results.runs`` and its rounds, read once."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
         self.root = run.plan.sink.root
 
     @cached_property
-    def manifest(self) -> dict:
+    def row(self) -> dict:
         (row,) = results.runs(self.root, run=self.run.plan.run_id).to_dict("records")
         return row
 
@@ -56,7 +56,7 @@ class Finished:
 
     @property
     def played(self) -> int:
-        return int(self.manifest["rounds"])
+        return int(self.row["rounds"])
 
     def value(self, metric: str) -> float | None:
         return METRICS[metric].value(self)
@@ -102,14 +102,14 @@ def _row(column: str) -> Callable[[Finished], float | None]:
     this report and okl-bench)."""
 
     def value(f: Finished) -> float | None:
-        x = f.manifest.get(column)
+        x = f.row.get(column)
         return None if x is None or x != x else float(x)  # absent, or NaN
 
     return value
 
 
 METRICS: dict[str, Metric] = {
-    "loss": Metric("loss (square; % error)", lambda f: f.percent * f.manifest["average_loss"]),
+    "loss": Metric("loss (square; % error)", lambda f: f.percent * f.row["average_loss"]),
     "rounds": Metric("rounds played", _row("rounds"), digits=7),
     "learner_s": Metric("learner s", _row("learner_s"), digits=3),
     "us_per_round": Metric("µs/round", _row("us_per_round"), digits=3),

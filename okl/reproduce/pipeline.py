@@ -206,7 +206,7 @@ def _draw(state: _Artefact, options: Options) -> None:
     figure = figures.draw(artefact, rows, replays, options.out / f"{artefact.name}.png")
     summary = {
         "runs": len(finished) + len(replays),
-        "compute_s": sum(f.manifest.get("wall_s") or 0.0 for f in [*finished, *replays]),
+        "compute_s": sum(f.row.get("wall_s") or 0.0 for f in [*finished, *replays]),
         "status": "drawn",
     }
     replayed, stopped = metrics.rows(replays), _stopped(state.runs, artefact.failing_arms)
@@ -219,9 +219,9 @@ def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str
     """(dataset, arm) -> where and why the first failed run of an arm in ``arms`` stopped."""
     out = {}
     for run in runs:
-        manifest = run.plan.run_dir().manifest() or {}
-        if run.arm in arms and manifest.get("status") == "failed":
-            why = f"stopped at round {manifest.get('rounds', 0) + 1:,} (seed {run.seed}): {manifest.get('error')}"
+        manifest = run.plan.run_dir().manifest()
+        if run.arm in arms and manifest and manifest.status == "failed":
+            why = f"stopped at round {manifest.rounds + 1:,} (seed {run.seed}): {manifest.error}"
             out.setdefault((run.dataset, run.arm), why)
     return out
 
@@ -229,7 +229,7 @@ def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str
 def _finished(runs: list[sweep.Run]) -> list[Finished]:
     out = []
     for run in runs:
-        manifest = run.plan.run_dir().manifest() or {}
-        if manifest.get("status") in FINISHED and manifest.get("rounds"):
+        manifest = run.plan.run_dir().manifest()
+        if manifest and manifest.status in FINISHED and manifest.rounds:
             out.append(Finished(run))
     return out

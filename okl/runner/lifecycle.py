@@ -37,7 +37,7 @@ from okl.analyses import heldout
 from okl.config import Plan
 from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Timeout, play, prepare
-from okl.store import RoundWriter, RunDir
+from okl.store import Manifest, RoundWriter, RunDir
 from okl.system import blas, git_state, peak_rss, reset_peak_rss, tune_allocator, versions
 
 RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
@@ -96,7 +96,7 @@ def execute(plan: Plan, progress: bool) -> Outcome:
                 return Outcome("running", 0, None, run, skipped=True, error=f"{owner} is running it")
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
-                outcome = Outcome(previous["status"], previous["rounds"], previous["average_loss"], run, skipped=True)
+                outcome = Outcome(previous.status, previous.rounds, previous.average_loss, run, skipped=True)
                 learner = _final_learner(run, previous, plan)
             else:
                 outcome, learner = _played(plan, run, previous, progress), plan.learner
@@ -108,10 +108,11 @@ def execute(plan: Plan, progress: bool) -> Outcome:
                     outcome.unfinished = getattr(exc, "analysis", "an analysis")
                     outcome.signum = getattr(exc, "signum", signal.SIGINT)
                     return outcome
-                outcome.regret = manifest.get("regret") if plan.comparator is not None else None
-                if outcome.status == "complete" and manifest.get("snapshot"):  # nothing left to resume or analyse
+                outcome.regret = manifest.analyses.get("regret") if plan.comparator is not None else None
+                if outcome.status == "complete" and manifest.snapshot:  # nothing left to resume or analyse
                     run.drop_snapshots()
-                    run.write_manifest({k: v for k, v in manifest.items() if k != "snapshot"})
+                    manifest.snapshot = None
+                    run.write_manifest(manifest)
             return outcome
     except OSError as exc:  # a results root that is a file, read-only, on a full disk
         raise ResourceError(unwritable(exc, run)) from None
@@ -132,13 +133,13 @@ def finished(plan: Plan) -> bool:
     return bool(previous) and _done(previous, plan) and not plan.sink.overwrite
 
 
-def _done(previous: dict, plan: Plan) -> bool:
+def _done(previous: Manifest, plan: Plan) -> bool:
     """A run is not redone if it completed, or timed out under at least the budget asked for now."""
-    if previous.get("status") == "complete":
+    if previous.status == "complete":
         return True
-    if previous.get("status") != "timeout" or plan.run.timeout_s is None or previous.get("timeout_s") is None:
+    if previous.status != "timeout" or plan.run.timeout_s is None or previous.timeout_s is None:
         return False
-    return previous["timeout_s"] >= plan.run.timeout_s
+    return previous.timeout_s >= plan.run.timeout_s
 
 
 def _code(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -148,30 +149,30 @@ def _code(attempt: dict[str, Any]) -> dict[str, Any]:
 
 
 def _resumable(
-    plan: Plan, run: RunDir, previous: dict | None, code: dict[str, Any], data: str | None
+    plan: Plan, run: RunDir, previous: Manifest | None, code: dict[str, Any], data: str | None
 ) -> tuple[dict | None, str | None]:
     """The snapshot to resume ``previous`` from (or None to start over), and why a stopped run with a
     snapshot starts over (None when it resumes or has nothing to resume). ``data``: the content sha256 of
     the dataset's files now, which must be the stopped run's."""
-    if previous is None or previous.get("status") not in RESUMABLE or not previous.get("snapshot"):
+    if previous is None or previous.status not in RESUMABLE or not previous.snapshot:
         return None, None
     if plan.sink.overwrite:
         return None, "sink.overwrite=true"
-    if previous.get("block") != plan.run.block:
-        return None, f"block={plan.run.block}, the stopped run used {previous.get('block')}"
-    if previous.get("config", {}).get("checkpoints") != plan.run.checkpoints:
-        return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous['config'].get('checkpoints')}"
-    if previous.get("data_sha256") != data:
-        was = (previous.get("data_sha256") or "not recorded")[:12]
+    if previous.block != plan.run.block:
+        return None, f"block={plan.run.block}, the stopped run used {previous.block}"
+    if previous.config.get("checkpoints") != plan.run.checkpoints:
+        return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous.config.get('checkpoints')}"
+    if previous.data_sha256 != data:
+        was = (previous.data_sha256 or "not recorded")[:12]
         return (
             None,
             f"the dataset's files hold other content than the stopped run read (sha256 {(data or '')[:12]}, was {was})",
         )
-    broken = run.broken_part(previous, previous["snapshot"]["parts"], previous["snapshot"]["rounds"])
+    broken = run.broken_part(previous, previous.snapshot["parts"], previous.snapshot["rounds"])
     if broken:
         return None, broken
     try:
-        state = run.read_snapshot(previous["snapshot"])
+        state = run.read_snapshot(previous.snapshot)
     except DataError as exc:  # not the snapshot run.json names: never unpickled
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 (unreadable, or its classes changed: start over)
@@ -181,18 +182,18 @@ def _resumable(
     return state, None
 
 
-def _final_learner(run: RunDir, manifest: dict, plan: Plan):
+def _final_learner(run: RunDir, manifest: Manifest, plan: Plan):
     """The learner as a finished run left it (its last snapshot) for analyses still to be done; the
     configured (untrained) learner when there is none."""
-    if manifest.get("snapshot") and analyses.pending(plan, manifest):
+    if manifest.snapshot and analyses.pending(plan, manifest):
         try:
-            return run.read_snapshot(manifest["snapshot"])["learner"]
+            return run.read_snapshot(manifest.snapshot)["learner"]
         except Exception:  # noqa: BLE001 (unreadable: the analyses that need it say so)
             pass
     return plan.learner
 
 
-def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> Outcome:
+def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool) -> Outcome:
     tune_allocator()
     reset_peak_rss()  # the run's own peak, whatever the process did before (a worker plays many runs)
     writer = RoundWriter(run, plan.sink.part_rows, plan.sink.part_seconds)
@@ -212,19 +213,17 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
     else:
         position = Position(checkpoints=heldout.checkpoints(plan))
         writer.start(
-            {
-                **plan.partition,
-                "task": plan.dataset.task,
-                "dataset_files": plan.dataset.provenance,
-                "data_sha256": data,
-                "loss": plan.loss[0],
-                "planned_rounds": plan.rounds,
-                "block": plan.run.block,
-                "config": plan.config,
-                "identity": plan.identity,
-                **attempt,
-                **({"started_over": started_over} if started_over else {}),
-            }
+            **plan.partition,
+            task=plan.dataset.task,
+            dataset_files=plan.dataset.provenance,
+            data_sha256=data,
+            loss=plan.loss[0],
+            planned_rounds=plan.rounds,
+            block=plan.run.block,
+            config=plan.config,
+            identity=plan.identity,
+            started_over=started_over,
+            **attempt,
         )
     snapshot = None if plan.dataset.adaptive else lambda: {"learner": plan.learner, "position": position, "code": code}
     status, error, signum = "complete", None, signal.SIGINT
@@ -235,7 +234,7 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
     blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
     try:
         with blas().limit(limits=blas_threads), _sigterm_as_interrupt():
-            writer.manifest["blas_threads"] = max((p["num_threads"] for p in blas().info()), default=None)
+            writer.manifest.blas_threads = max((p["num_threads"] for p in blas().info()), default=None)
             if state is None:
                 prepare(plan, position)
             try:
@@ -269,13 +268,13 @@ def _played(plan: Plan, run: RunDir, previous: dict | None, progress: bool) -> O
     m = writer.manifest
     return Outcome(
         status,
-        m["rounds"],
-        m["average_loss"],
+        m.rounds,
+        m.average_loss,
         run,
-        m["learner_s"],
+        m.learner_s,
         error,
         signum=signum,
-        resumed_from=previous["snapshot"]["rounds"] if state is not None else None,
+        resumed_from=previous.snapshot["rounds"] if state is not None else None,
         started_over=started_over,
     )
 

@@ -2,6 +2,7 @@
 
 - :mod:`okl.store.run`: a run directory (:class:`RunDir`: manifest, parts, held-out scores, recorded
   inputs, snapshots, lock) and :func:`find` over a results root;
+- :mod:`okl.store.manifest`: a run's ``run.json`` as a typed record (:class:`Manifest`);
 - :mod:`okl.store.writer`: the round writer the runner appends to (:class:`RoundWriter`, ``sink.*`` keys);
 - :mod:`okl.store.cache`: per-stream caches (comparators, effective dimension);
 - :mod:`okl.store.files`: atomic writes.
@@ -10,7 +11,19 @@ Readers go through :mod:`okl.results` (many runs) or :class:`RunDir` (one run).
 """
 
 from okl.store.cache import Cache, digest
+from okl.store.manifest import Manifest
 from okl.store.run import FINISHED, PARTITION, RunDir, find, unreadable
 from okl.store.writer import RoundWriter, SinkParams
 
-__all__ = ["FINISHED", "PARTITION", "Cache", "RoundWriter", "RunDir", "SinkParams", "digest", "find", "unreadable"]
+__all__ = [
+    "FINISHED",
+    "PARTITION",
+    "Cache",
+    "Manifest",
+    "RoundWriter",
+    "RunDir",
+    "SinkParams",
+    "digest",
+    "find",
+    "unreadable",
+]

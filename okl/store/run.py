@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from okl.errors import DataError
 from okl.store.files import read_json, read_pickle, write_json, write_pickle, write_table
 from okl.store.lock import RunLock, describe, gone
+from okl.store.manifest import Manifest
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -75,28 +76,30 @@ class RunDir:
         return self.path / ROUNDS
 
     # manifest ---------------------------------------------------------------------------------
-    def manifest(self) -> dict[str, Any] | None:
-        """``run.json``, or None when the directory holds no run."""
-        return read_json(self.path / MANIFEST)
+    def manifest(self) -> Manifest | None:
+        """``run.json`` (:class:`~okl.store.manifest.Manifest`), or None when the directory holds no run."""
+        data = read_json(self.path / MANIFEST)
+        return Manifest.from_json(data) if isinstance(data, dict) else None
 
     def manifest_damaged(self) -> bool:
         """Whether ``run.json`` exists but cannot be read as a manifest (truncated, edited by hand)."""
         return self.manifest() is None and (self.path / MANIFEST).exists()
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json(self.path / MANIFEST, manifest)
+    def write_manifest(self, manifest: Manifest) -> None:
+        write_json(self.path / MANIFEST, manifest.to_json())
 
-    def record(self, **fields: Any) -> dict[str, Any]:
-        """Add fields (an analysis's entry) to the manifest; returns it."""
-        manifest = self.manifest() or {}
-        manifest.update(fields)
+    def record(self, **entries: dict[str, Any]) -> Manifest:
+        """Add post-run analyses' entries (by key) to the manifest; returns it."""
+        manifest = self.manifest() or Manifest()
+        manifest.analyses.update(entries)
         self.write_manifest(manifest)
         return manifest
 
-    def status(self, manifest: dict[str, Any] | None = None) -> str | None:
+    def status(self, manifest: Manifest | None = None) -> str | None:
         """The manifest's status (of ``manifest`` when the caller has read it), ``stopped`` for a run marked
         running whose process is gone."""
-        status = (manifest or self.manifest() or {}).get("status")
+        manifest = manifest or self.manifest()
+        status = manifest.status if manifest else None
         if status == "running" and not self.held():
             return "stopped"
         return status
@@ -105,9 +108,10 @@ class RunDir:
     def part_path(self, index: int) -> Path:
         return self.path / ROUNDS / f"part-{index:05d}.parquet"
 
-    def parts(self, manifest: dict[str, Any] | None = None) -> list[Path]:
+    def parts(self, manifest: Manifest | None = None) -> list[Path]:
         """The closed parts the manifest (``manifest`` when the caller has read it) lists, in round order."""
-        return [self.path / p for p in (manifest or self.manifest() or {}).get("parts", [])]
+        manifest = manifest or self.manifest()
+        return [self.path / p for p in manifest.parts] if manifest else []
 
     def rounds(self, columns: list[str] | None = None) -> pa.Table:
         """The rounds written so far (the parts the manifest lists); DataError names a part that cannot be read."""
@@ -122,11 +126,11 @@ class RunDir:
         except (OSError, pa.ArrowException) as exc:
             raise DataError(unreadable(path, exc)) from None
 
-    def broken_part(self, manifest: dict[str, Any], parts: int, rounds: int) -> str | None:
+    def broken_part(self, manifest: Manifest, parts: int, rounds: int) -> str | None:
         """Why the first ``parts`` parts the manifest lists do not hold rounds 1..``rounds`` (a part missing,
         truncated or unreadable: its footer is read), or None when they do."""
         total = 0
-        for relative in manifest.get("parts", [])[:parts]:
+        for relative in manifest.parts[:parts]:
             try:
                 total += pq.read_metadata(self.path / relative).num_rows
             except (OSError, pa.ArrowException) as exc:

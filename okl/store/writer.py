@@ -11,6 +11,7 @@ changes what the learner computes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from okl.store.files import write_table
+from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
 from okl.validation import integer_at_least, positive
 
@@ -53,7 +55,7 @@ class RoundWriter:
         self.run = run
         self.part_rows = part_rows
         self.part_seconds = part_seconds
-        self.manifest: dict[str, Any] = {}
+        self.manifest = Manifest()
         self.last: dict[str, float] = {}  # last written row: t, cum_loss, elapsed_ns
         self.checkpoints: list[dict[str, float]] = []
         self._buffer: list[dict[str, np.ndarray]] = []
@@ -61,24 +63,26 @@ class RoundWriter:
         self._closed_at = time.monotonic()
         self._snapshot_s, self._snapshot_at = 0.0, time.monotonic()  # cost and time of the last snapshot
 
-    def start(self, manifest: dict[str, Any]) -> None:
-        """Clear the run directory of an earlier attempt and write the initial manifest."""
+    def start(self, **fields: Any) -> None:
+        """Clear the run directory of an earlier attempt and write the initial manifest (of ``fields``)."""
         (self.run.path / ROUNDS).mkdir(parents=True, exist_ok=True)
         self.run.clear()
-        self.manifest = {**manifest, "status": "running", "rounds": 0, "parts": []}
+        self.manifest = Manifest(**fields)
         self.run.write_manifest(self.manifest)
 
-    def resume(self, previous: dict[str, Any], fields: dict[str, Any]) -> None:
+    def resume(self, previous: Manifest, fields: dict[str, Any]) -> None:
         """Continue ``previous`` (a manifest with a snapshot) after its snapshot's parts: later parts and
         held-out scores are dropped, ``fields`` (this attempt's versions, argv...) replace the old ones."""
-        snapshot = previous["snapshot"]
-        kept = previous["parts"][: snapshot["parts"]]
+        snapshot = previous.snapshot
+        kept = previous.parts[: snapshot["parts"]]
         self.run.keep(len(kept))
-        self.manifest = {**previous, **fields, "status": "running", "parts": kept, "error": None}
-        self.manifest["resumed"] = [*previous.get("resumed", []), {"from_round": snapshot["rounds"], **fields}]
+        resumed = [*previous.resumed, {"from_round": snapshot["rounds"], **fields}]
+        self.manifest = dataclasses.replace(
+            previous, **fields, status="running", parts=kept, error=None, resumed=resumed
+        )
         last = pq.read_table(self.run.path / kept[-1], columns=["t", "cum_loss", "elapsed_ns"])
         self.last = {k: float(last[k][-1].as_py()) for k in last.column_names}
-        self.manifest.update(self._written())
+        self.manifest.update(**self._written())
         heldout = self.run.heldout()
         if heldout is not None:
             self.checkpoints = [r for r in heldout.to_dict("records") if r["t"] <= snapshot["rounds"]]
@@ -109,25 +113,25 @@ class RoundWriter:
         after it are played again."""
         if self._buffered:
             rows = {k: np.concatenate([b[k] for b in self._buffer]) for k in self._buffer[0]}
-            index = len(self.manifest["parts"])
+            index = len(self.manifest.parts)
             path = self.run.part_path(index)
             write_table(path, pa.table({**rows, "regret": pa.nulls(self._buffered, pa.float64())}))
-            self.manifest["parts"].append(f"{ROUNDS}/{path.name}")
+            self.manifest.parts.append(f"{ROUNDS}/{path.name}")
             self.last = {k: float(rows[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
             self._buffer, self._buffered = [], 0
-        parts = len(self.manifest["parts"])
-        behind = parts and self.manifest.get("snapshot", {}).get("parts") != parts
+        parts = len(self.manifest.parts)
+        behind = parts and (self.manifest.snapshot or {}).get("parts") != parts
         if snapshot is not None and behind and (final or self._snapshot_due()):
             start = time.monotonic()
             written = self.run.write_snapshot(parts, snapshot())
-            self.manifest["snapshot"] = {**written, "rounds": int(self.last["t"]), "parts": parts}
+            self.manifest.snapshot = {**written, "rounds": int(self.last["t"]), "parts": parts}
             self._snapshot_at = time.monotonic()
             self._snapshot_s = self._snapshot_at - start
         self._closed_at = time.monotonic()
-        self.manifest.update(self._written())
+        self.manifest.update(**self._written())
         self.run.write_manifest(self.manifest)
-        if snapshot is not None and "snapshot" in self.manifest:  # the manifest names the new one now
-            self.run.drop_snapshots(keep=self.manifest["snapshot"]["path"])
+        if snapshot is not None and self.manifest.snapshot:  # the manifest names the new one now
+            self.run.drop_snapshots(keep=self.manifest.snapshot["path"])
 
     def finish(self, snapshot: Callable[[], Any] | None = None, **fields: Any) -> None:
         """Write the remaining rows and the final manifest (``status`` and any other fields).
@@ -136,7 +140,7 @@ class RoundWriter:
         with the Parquet content whatever interrupted the run.
         """
         self.close_part(snapshot, final=True)
-        self.manifest.update(fields, **self._written())
+        self.manifest.update(**{**fields, **self._written()})
         self.run.write_manifest(self.manifest)
 
     def _snapshot_due(self) -> bool:
@@ -146,7 +150,7 @@ class RoundWriter:
     def abandon(self, **fields: Any) -> None:
         """Record ``fields`` (a failed status and its reason) when the buffered rows cannot be written: the
         manifest keeps the rounds of the parts already closed. Best effort: it is a small write."""
-        self.manifest.update(fields, **self._written())
+        self.manifest.update(**{**fields, **self._written()})
         with contextlib.suppress(OSError):
             self.run.write_manifest(self.manifest)
 
