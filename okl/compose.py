@@ -76,9 +76,13 @@ class Composer:
 
     @classmethod
     def current(cls) -> Composer:
-        """The composer of the Hydra context initialised in this process (``initialize_config_module``); one
-        per search path, kept across contexts, so that a process composing run after run reuses its work."""
-        loader = GlobalHydra.instance().config_loader()
+        """The composer of the Hydra context initialised in this process (``initialize_config_module``)."""
+        return cls.of(GlobalHydra.instance().config_loader())
+
+    @classmethod
+    def of(cls, loader: ConfigLoaderImpl) -> Composer:
+        """This process's composer for ``loader``'s search path, kept across Hydra contexts and jobs, so that a
+        process composing run after run (a pool worker, a joblib worker) reuses its work."""
         key = str(loader.get_search_path())
         if key not in _COMPOSERS:
             _COMPOSERS[key] = cls(loader)
@@ -91,8 +95,9 @@ class Composer:
         return getattr(self.loader, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """A launcher that ships the loader to its workers (joblib) ships Hydra's; the cache stays here."""
-        return (Composer, (self.loader,))
+        """A launcher that ships the loader to its workers (joblib composes each job in its worker) ships
+        Hydra's: each worker then composes through its own process's composer, whose cache outlives the job."""
+        return (Composer.of, (self.loader,))
 
     def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         """One job's config, as ``ConfigLoaderImpl.load_sweep_config`` makes it (what launchers call)."""
@@ -100,7 +105,7 @@ class Composer:
         if not self._splittable(parsed):
             return self.loader.load_sweep_config(master_config, sweep_overrides)
         structure = [o.input_line for o in parsed if not self._is_value(o)]
-        key = ("sweep", id(master_config), tuple(structure))
+        key = ("sweep", master_config.hydra.job.config_name, *master_config.hydra.overrides.hydra, tuple(structure))
         if key not in self._bases:
             self._bases[key] = pickle.dumps(self._files().load_sweep_config(master_config, structure))
         cfg = self._finish(self._bases[key], parsed)
