@@ -17,6 +17,7 @@ from threadpoolctl import ThreadpoolController
 from okl.errors import ResourceError
 
 GIB = 1024**3
+STATE_SHARE = 0.5  # of the available memory a learner's state may take before round 1 (state_budget)
 SMALL_STATE = 64 << 20  # bytes of a learner's state that need no check against the available memory
 
 
@@ -41,38 +42,29 @@ def available_memory() -> int:
     return available if available is not None else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def require_memory(nbytes: int, what: str, advice: str) -> None:
-    """Raise :class:`ResourceError` if ``nbytes`` exceed the available memory.
-
-    ``what`` describes the state (``"d=22, M=5 gives 80,730 Taylor features"``) and ``advice`` says
-    what to change.
-    """
-    free = available_memory()
-    if nbytes > free:
+def require_memory(nbytes: int, what: str, advice: str | Callable[[int], str], share: float = 1.0) -> None:
+    """Raise :class:`ResourceError` if ``nbytes`` exceed ``share`` of the available memory: the one memory
+    check. ``what`` describes the state (``"kernel_awv: the exact 200,000×200,000 kernel factor after
+    n=200,000 rounds"``), ``advice`` says what to change (a function of the budget in bytes when the advice
+    depends on it). A learner's state before round 1 takes ``share=STATE_SHARE`` (:func:`state_budget`); a
+    state growing mid-run the whole. A state below ``SMALL_STATE`` passes without reading /proc (the
+    interval ensembles build an instance every other round)."""
+    if nbytes < SMALL_STATE:
+        return
+    available = available_memory()
+    budget = int(available * share)
+    if nbytes > budget:
+        text = advice(budget) if callable(advice) else advice
+        portion = "half the " if share == STATE_SHARE else "the "
         raise ResourceError(
-            f"{what}; that needs {nbytes / GIB:,.1f} GiB of memory but {free / GIB:,.1f} GiB are available: {advice}"
+            f"{what}: {nbytes / GIB:,.1f} GiB, more than {portion}{available / GIB:,.1f} GiB available: {text}"
         )
 
 
 def state_budget() -> int:
     """Bytes a learner's state may take before its first round: half the available memory, the other half
     left for a block's inputs, features and temporaries."""
-    return available_memory() // 2
-
-
-def require_state(nbytes: int, what: str, advice: str | Callable[[int], str]) -> None:
-    """Raise :class:`ResourceError` if a state of ``nbytes`` exceeds :func:`state_budget`. ``what`` describes
-    the state (``"kernel_awv: the exact 200,000×200,000 kernel factor after n=200,000 rounds"``), ``advice``
-    says what to change (a function of the budget in bytes when the advice depends on it). A state below
-    ``SMALL_STATE`` passes without reading /proc (the interval ensembles build an instance every other round)."""
-    if nbytes < SMALL_STATE:
-        return
-    budget = state_budget()
-    if nbytes > budget:
-        text = advice(budget) if callable(advice) else advice
-        raise ResourceError(
-            f"{what}: {nbytes / GIB:,.1f} GiB, more than half the {2 * budget / GIB:,.1f} GiB available: {text}"
-        )
+    return int(available_memory() * STATE_SHARE)
 
 
 def process_alive(pid: int) -> bool:

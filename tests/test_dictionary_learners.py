@@ -251,6 +251,7 @@ def test_nystrom_history_memory_error_recorded_on_the_worker_thread_reaches_the_
     learner = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.3, beta=1e-9)  # no point joins: no pass
     learner.predict_learn_block(X[:20], y[:20])
     monkeypatch.setattr(system, "available_memory", lambda: 0)
+    monkeypatch.setattr(system, "SMALL_STATE", 0)  # the check applies to this small history too
     with pytest.raises(ResourceError, match="pkrr_nystrom keeps .* rounds .* features"):
         learner.predict_learn_block(X[20:], y[20:])
 

@@ -60,11 +60,12 @@ class Synthetic(Generated):
     def __init__(self, **params) -> None:
         super().__init__(**params)
         p = self.params
-        system.require_state(  # dataset.d=100000 was an internal MemoryError (a 74.5 GiB target matrix)
+        system.require_memory(  # dataset.d=100000 was an internal MemoryError (a 74.5 GiB target matrix)
             8 * p.d * (p.d * (p.changes + 1) + 2 * PAGE),
             f"dataset synthetic: d={p.d:,} gives {p.changes + 1} target matrices of {p.d:,}×{p.d:,} and pages of "
             f"{PAGE:,}×{p.d:,} inputs",
             "lower dataset.d",
+            share=system.STATE_SHARE,
         )
         self.targets = [_draw(rng(p.seed, "synthetic/target"), p.d)]
         self.targets += [_draw(rng(p.seed, "synthetic/target", s), p.d) for s in range(1, p.changes + 1)]

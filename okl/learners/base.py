@@ -66,12 +66,16 @@ class Learner(ABC):
 
     def require_memory(self, rounds: int) -> None:
         """Raise :class:`~okl.errors.ResourceError` when the state after ``rounds`` rounds (:meth:`footprint`)
-        would not fit (:func:`okl.system.require_state`). Called at construction for 0 rounds, and before
-        round 1 for the run's rounds when it has no time budget (one with a budget may stop long before)."""
+        would not fit in half the available memory (:func:`okl.system.require_memory`). Called at construction
+        for 0 rounds, and before round 1 for the run's rounds when it has no time budget (one with a budget may
+        stop long before)."""
         found = self.footprint(rounds)
         if found is not None:
-            system.require_state(
-                found[0], f"{self.name}: {found[1]}", lambda budget: self.memory_advice(budget, rounds)
+            system.require_memory(
+                found[0],
+                f"{self.name}: {found[1]}",
+                lambda budget: self.memory_advice(budget, rounds),
+                share=system.STATE_SHARE,
             )
 
     def memory_advice(self, budget: int, rounds: int) -> str:
