@@ -425,3 +425,55 @@ def test_a_snapshot_of_the_exact_factor_holds_its_written_rows_only(tmp_path):
     np.testing.assert_array_equal(
         restored.predict_learn_block(X[100:], y[100:]), learner.predict_learn_block(X[100:], y[100:])
     )
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_every_learner_refuses_a_wrong_input_in_one_line_and_keeps_its_state(name):
+    """A pkawv_taylor built for d = 5 accepted 4- or 6-long vectors and a 2×5 matrix, fogd returned one number
+    for a 2×5 matrix, and a NaN label turned every later prediction into NaN. Each refusal names the learner,
+    d and what came, and leaves the learner as it was (the rounds after it are those of a learner that never
+    saw it)."""
+    X, y = stream(120, 3)
+    learner, clean = make(name), make(name)
+    if learner.beforehand:
+        for each in (learner, clean):
+            each.prepare(X, y if each.beforehand == "stream" else None)
+            each.prepared()
+    first = learner.predict_learn_block(X[:60], y[:60])
+    np.testing.assert_array_equal(first, clean.predict_learn_block(X[:60], y[:60]))
+    bad_x, bad_y = X[60:70].copy(), y[60:70].copy()
+    bad_x[3, 1], bad_y[5] = np.nan, np.inf
+    wrong = [
+        (
+            lambda: learner.predict_one(X[60, :2]),
+            rf"^{name}: predict_one takes one input vector of d=3 numbers, got a vector of 2 numbers$",
+        ),
+        (
+            lambda: learner.predict_one(X[60:62]),
+            rf"^{name}: predict_one takes one input vector of d=3 numbers, got an array of shape 2×3$",
+        ),
+        (lambda: learner.learn_one(X[60], float("nan")), rf"^{name}: learn_one got a non-finite label \(nan\)"),
+        (
+            lambda: learner.predict_many(np.ones((4, 5))),
+            rf"^{name}: predict_many takes a B×3 matrix \(B inputs of d=3\), got an array of shape 4×5$",
+        ),
+        (
+            lambda: learner.predict_learn_block(bad_x, y[60:70]),
+            rf"^{name}: predict_learn_block got a non-finite input \(nan at index 3, 1\)",
+        ),
+        (
+            lambda: learner.predict_learn_block(X[60:70], bad_y),
+            rf"^{name}: predict_learn_block got a non-finite label \(inf at index 5\)",
+        ),
+        (
+            lambda: learner.predict_learn_block(X[60:70], y[60:69]),
+            rf"^{name}: predict_learn_block takes 10 labels, got a vector of 9 numbers$",
+        ),
+    ]
+    for call, message in wrong:
+        with pytest.raises(ValueError, match=message) as refused:
+            call()
+        assert "\n" not in str(refused.value)
+    np.testing.assert_array_equal(
+        learner.predict_learn_block(X[60:], y[60:]), clean.predict_learn_block(X[60:], y[60:])
+    )

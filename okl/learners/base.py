@@ -8,6 +8,7 @@ it when they can batch the rounds with BLAS-3 work.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -50,6 +51,15 @@ class Learner(ABC):
 
     # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
     lighter: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every learner's ``predict_one``, ``learn_one``, ``predict_many`` and ``predict_learn_block`` check
+        their inputs here, once for all learners (:func:`_checked`)."""
+        super().__init_subclass__(**kwargs)
+        for name in CHECKS:
+            method = vars(cls).get(name)
+            if method is not None and not getattr(method, "__isabstractmethod__", False):
+                setattr(cls, name, _checked(name, method))
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
@@ -153,6 +163,75 @@ class Learner(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(d={self.d}, {self.params})"
+
+
+def _checked(name: str, method):
+    """``method`` behind the checks of its inputs: x a vector of d finite numbers (``predict_one``,
+    ``learn_one``), X a B×d matrix of finite numbers (``predict_many``, ``predict_learn_block``), y finite
+    (and one per row of X). A wrong input is a one-line ValueError naming the learner, d and what came: a
+    2×5 matrix given to ``predict_one`` returned one number, and a NaN label turned every later prediction
+    into NaN. Cost: one pass over the block's numbers (measured in BENCHMARKS.md's block path)."""
+    if getattr(method, "_checks_inputs", False):
+        return method
+    block = name in ("predict_many", "predict_learn_block")
+
+    def checked(self, X, *rest):
+        if type(X) is not np.ndarray or X.dtype != np.float64:
+            X = np.asarray(X, dtype=np.float64)
+        if X.shape != ((len(X), self.d) if block and X.ndim == 2 else (self.d,)):
+            raise ValueError(f"{self.name}: {name} takes {_wanted(block, self.d)}, got {_described(X)}")
+        if (block or rest) and not _finite(X):  # predict_one of a NaN is NaN; learning it is the harm
+            raise ValueError(f"{self.name}: {name} got a non-finite input ({_first_bad(X)}): drop or impute it")
+        if rest:
+            y = rest[0] if block else float(rest[0])
+            if block:
+                y = np.asarray(y, dtype=np.float64)
+                if y.shape != (len(X),):
+                    raise ValueError(f"{self.name}: {name} takes {len(X)} labels, got {_described(y)}")
+            if not (_finite(y) if block else math.isfinite(y)):
+                raise ValueError(
+                    f"{self.name}: {name} got a non-finite label ({_first_bad(np.asarray(y))}): it would turn every "
+                    f"later prediction into NaN; drop the row"
+                )
+            rest = (y,)
+        return method(self, X, *rest)
+
+    checked._checks_inputs = True
+    checked.__name__, checked.__qualname__, checked.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    checked.__wrapped__ = method
+    return checked
+
+
+def _finite(a: np.ndarray) -> bool:
+    """No NaN or infinity in ``a``: its largest and smallest entries are finite (NaN propagates through both;
+    cheaper than ``isfinite(a).all()``, which builds a mask, and a sum could overflow)."""
+    return a.size == 0 or (
+        math.isfinite(np.maximum.reduce(a, axis=None)) and math.isfinite(np.minimum.reduce(a, axis=None))
+    )
+
+
+def _wanted(block: bool, d: int) -> str:
+    return f"a B×{d} matrix (B inputs of d={d})" if block else f"one input vector of d={d} numbers"
+
+
+def _described(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return "a single number"
+    if a.ndim == 1:
+        return f"a vector of {len(a)} numbers"
+    return f"an array of shape {'×'.join(map(str, a.shape))}"
+
+
+def _first_bad(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return str(a)
+    where = np.argwhere(~np.isfinite(a))[0]
+    return f"{a[tuple(where)]} at index {', '.join(map(str, where))}"
+
+
+CHECKS = ("predict_one", "learn_one", "predict_many", "predict_learn_block")
+for _name in ("predict_many", "predict_learn_block"):  # the base class's own defaults
+    setattr(Learner, _name, _checked(_name, vars(Learner)[_name]))
 
 
 class KORSLearner:
