@@ -21,11 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-bench"
 
 
+@command
 def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])

@@ -14,9 +14,12 @@ import argparse
 import sys
 import time
 
+from okl.cli import command
+
 PROG = "okl-data"
 
 
+@command
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=PROG, description="List, fetch and verify okl's datasets.")
     parser.add_argument("--data-dir", help="download and cache folder (default: $OKL_DATA_DIR or ~/.cache/okl)")

@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-regret"
 
 
+@command
 def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()  # before any numerical import
     parser = argparse.ArgumentParser(prog=PROG, description="Fill the regret column of finished runs.")

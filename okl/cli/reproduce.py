@@ -25,11 +25,13 @@ import sys
 import time
 from pathlib import Path
 
+from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-reproduce"
 
 
+@command
 def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()  # before any numerical import; worker processes inherit it
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])

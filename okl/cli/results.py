@@ -25,9 +25,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from okl.cli import command
+
 PROG = "okl-results"
 
 
+@command
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")

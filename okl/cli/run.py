@@ -19,12 +19,14 @@ import os
 import signal
 import sys
 
+from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-run"
 BUSY = 75  # the run is held by another live process (EX_TEMPFAIL: try again later)
 
 
+@command
 def main() -> None:
     pin_blas_threads()  # before any numerical import
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let errors reach describe() instead of Hydra's printer
@@ -41,6 +43,8 @@ def main() -> None:
     except KeyboardInterrupt as exc:
         print(f"{PROG}: interrupted; the rounds played so far are saved", file=sys.stderr)
         sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
+    except BrokenPipeError:  # the reader is gone (okl-run ... | head): okl.cli.command ends quietly
+        raise
     except Exception as exc:
         if debug:
             raise
