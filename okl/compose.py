@@ -21,6 +21,7 @@ launcher gets its jobs' configs from here) and ``okl-reproduce``'s expansion of 
 Example::
 
     >>> from hydra import initialize_config_module
+    >>> import okl.config  # registers the root schema
     >>> with initialize_config_module(config_module="okl.conf", version_base="1.3"):
     ...     composer = Composer.current()
     ...     cfgs = [composer.compose([f"seed={s}", "n=200"]) for s in range(3)]  # one composition

@@ -36,6 +36,10 @@ def test_every_dataset_yaml_plans_without_reading_data(composed, name, no_data):
         with pytest.raises(ConfigError, match="dataset.run"):
             config.plan(composed("dataset=replay", "learner=fogd"))
         return
+    if name == "file":  # the user's file, read once into the cache to plan (tests/test_user_file.py)
+        with pytest.raises(ConfigError, match="dataset=file needs the file: dataset.path="):
+            config.plan(composed("dataset=file", "learner=fogd"))
+        return
     learner = ["learner=polk"] if name == "multidist" else ["learner=fogd", "learner.D=10"]
     plan = config.plan(composed(f"dataset={name}", *learner, "n=100", *extra))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name

@@ -189,7 +189,7 @@ def _parse(
     tmp.mkdir(parents=True)
     start = time.perf_counter()
     try:
-        rows, d, dtypes, arrays = _write(parsers.parse(fmt, openers, names), tmp)
+        rows, d, dtypes, arrays = write_arrays(parsers.parse(fmt, openers, names), tmp)
         hashes = [r.finish() for r in readers[: len(located)]]
         for file, found in zip(located, hashes, strict=True):
             if file.file.content_sha256 and found != file.file.content_sha256:
@@ -234,7 +234,7 @@ def _parse(
     return directory
 
 
-def _write(chunks, directory: Path) -> tuple[int, int, dict[str, str], dict[str, str]]:
+def write_arrays(chunks, directory: Path) -> tuple[int, int, dict[str, str], dict[str, str]]:
     """Write x.bin and y.bin; returns rows, d, dtypes and the files' sha256."""
     rows, d, dtypes = 0, None, {}
     hx, hy = hashlib.sha256(), hashlib.sha256()

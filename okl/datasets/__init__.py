@@ -6,4 +6,6 @@ from okl.registry import import_all
 
 import_all(__name__, __path__)
 
-__all__ = ["DATASETS", "Dataset", "register"]
+from okl.datasets.user_file import from_file, iter_file  # noqa: E402  (your own data: dataset=file)
+
+__all__ = ["DATASETS", "Dataset", "from_file", "iter_file", "register"]

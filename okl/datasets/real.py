@@ -105,9 +105,9 @@ class FileDataset(Dataset):
         ``scaling`` (x's and y's statistics: a held-out set is scaled as its stream)."""
         if self._parts is not None:
             return
-        spec, p = self.spec, self.params
+        p = self.params
         data, mirror = data_dir(p.data_dir), mirror_root(p.mirror)
-        parts = [cache.load(spec, part, p.target, data, mirror, p.download) for part in p.parts]
+        parts = [self._load(part, data, mirror) for part in p.parts]
         self._parts, self._offsets = parts, np.cumsum([0] + [part.rows for part in parts])
         try:
             self._check_labels()
@@ -120,6 +120,10 @@ class FileDataset(Dataset):
         except BaseException:
             self._parts = None  # opened only once every check passed
             raise
+
+    def _load(self, part: str, data, mirror) -> cache.CachedPart:
+        """One selected part, mapped from its cache (obtained and parsed first if need be)."""
+        return cache.load(self.spec, part, self.params.target, data, mirror, self.params.download)
 
     @property
     def parts(self) -> list[cache.CachedPart]:
@@ -136,7 +140,7 @@ class FileDataset(Dataset):
             "skip": 0,
             "length": None,
             "positive": list(spec.positive),
-            "target": getattr(spec.part(spec.default_parts[0]).sources[0].format, "target", None),
+            "target": next((getattr(s.format, "target", None) for s in spec.part(spec.default_parts[0]).sources), None),
             **PRESETS[preset],
             **spec.presets.get(preset, {}),
         }

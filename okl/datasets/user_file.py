@@ -1,0 +1,376 @@
+"""``dataset=file``: your own data file as a stream, with the keys of every real dataset.
+
+    okl-run dataset=file dataset.path=mydata.csv dataset.target=y
+
+Formats (``dataset.format``, ``auto``: by the file's suffix, after a ``.gz``/``.bz2``/``.xz``): ``csv`` and
+``tsv`` with a header line (``target``: the target column's name), ``parquet`` (``target``: a column
+name), ``libsvm`` (SVMlight: ``label index:value ...``, d = the largest index), ``npy`` (a 2-D array;
+``target``: a column index, default the last column) and ``npz`` (arrays ``X`` and ``y``).
+
+The file is parsed once into the memory-mapped, hashed cache of the catalog datasets
+(:mod:`okl.data.cache`), under ``<data dir>/file/<content sha256>...``: planning a run reads the cache's
+meta (rows, d) and the labels (for the task), so the first plan of a new file parses it, later ones do not.
+The run's identity holds the file's content sha256 (``content_sha256``, set by okl), not its path: an
+edited file is a new run, a moved one is the same run.
+
+Task (``dataset.task``, ``auto``): two distinct labels make a binary stream (the larger one is +1 unless
+``dataset.positive`` says otherwise), integer labels 0..C−1 with 2 < C ≤ ``MAX_CLASSES`` a multiclass one,
+anything else a regression. Preprocessing: ``x_scale``, ``y_scale``, ``shuffle``, ``skip``, ``length`` as for
+the catalog datasets (:mod:`okl.datasets.real`; default: raw values in file order), and a held-out set,
+scored at the run's checkpoints: ``test_path`` (a second file of the same format) or ``test_fraction`` (the
+last share of the file's rows; the stream is the rows before them).
+
+Example::
+
+    >>> import numpy as np, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "data.csv"
+    >>> _ = path.write_text("a,b,y\\n0,1,0.5\\n1,0,1.5\\n1,1,2.0\\n")
+    >>> stream = from_file(path, target="y", data_dir=str(path.parent))
+    >>> (stream.task, stream.d, stream.n)
+    ('regression', 2, 3)
+    >>> next(stream.chunks())[1]
+    array([0.5, 1.5, 2. ])
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from okl.data import cache, parsers
+from okl.data.catalog import Delimited, Part, Spec
+from okl.data.sources import data_dir, open_content
+from okl.datasets.base import register
+from okl.datasets.real import FileDataset, FileParams
+from okl.errors import ConfigError, DataError
+from okl.registry import LOCAL, build_params
+from okl.validation import one_of
+
+FORMATS = ("auto", "csv", "tsv", "parquet", "libsvm", "npy", "npz")
+SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npy": "npy",
+    ".npz": "npz",
+    ".svm": "libsvm",
+    ".libsvm": "libsvm",
+    ".svmlight": "libsvm",
+    ".txt": "libsvm",
+}
+TASKS = ("auto", "regression", "binary", "multiclass")
+MAX_CLASSES = 100  # integer labels 0..C-1 with more classes are read as a regression target
+ROWS = 1 << 16  # rows per chunk of the array formats
+
+
+@dataclass(frozen=True)
+class UserFileParams(FileParams):
+    """The keys of :class:`~okl.datasets.real.FileParams` and: ``path`` (the file), ``format``, ``task``,
+    ``test_path`` or ``test_fraction`` (a held-out set), and ``content_sha256`` / ``test_sha256``, the files'
+    content hashes, which okl sets (they, not the paths, are the run's identity)."""
+
+    preset: str | None = "none"
+    path: str = field(default="", metadata=LOCAL)
+    format: str = "auto"
+    task: str = "auto"
+    test_path: str | None = field(default=None, metadata=LOCAL)
+    test_fraction: float | None = None
+    content_sha256: str | None = None
+    test_sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        one_of("format", self.format, FORMATS)
+        one_of("task", self.task, TASKS)
+        if self.test_fraction is not None and not 0 < self.test_fraction < 1:
+            raise ConfigError(f"test_fraction must be between 0 and 1 (got {self.test_fraction!r})")
+        if self.test_fraction is not None and self.test_path:
+            raise ConfigError("give test_path or test_fraction, not both")
+
+
+@register("file")
+class UserFile(FileDataset):
+    """The stream of a user's file (see the module)."""
+
+    Params = UserFileParams
+
+    def __init__(self, **params) -> None:
+        p = build_params("dataset", "file", UserFileParams, params)
+        if not p.path or p.path == "???":
+            raise ConfigError(
+                "dataset=file needs the file: dataset.path=<a CSV/TSV with a header, Parquet, LIBSVM, .npy or .npz>"
+            )
+        fmt = _format(p)
+        data = data_dir(p.data_dir)
+        train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
+        held = _cached(Path(p.test_path), fmt, p.target, data, "dataset.test_path") if p.test_path else None
+        if p.test_fraction is not None:
+            train, held = _split(train, p.test_fraction)
+        if held is not None and held.meta["d"] != train.meta["d"]:
+            raise DataError(f"{p.test_path}: {held.meta['d']} features, but {p.path} has {train.meta['d']}")
+        self._cached = {"train": train, **({"test": held} if held is not None else {})}
+        labels = np.concatenate([part.y for part in self._cached.values()])
+        task = _task(p.task, labels, p.path)
+        self.spec = Spec(
+            name="file",
+            title=p.path,
+            task=task,
+            d=train.meta["d"],
+            parts=tuple(Part(name, part.rows, ()) for name, part in self._cached.items()),
+            default_parts=("train",),
+            preset="none",
+            positive=(float(labels.max()),) if task == "binary" else (),
+            targets=(p.target,) if p.target is not None else (),
+        )
+        resolved = dataclasses.replace(  # parts=[test]: the held-out set of another instance (test_set)
+            p,
+            parts=p.parts or ["train"],
+            test_parts=p.test_parts if p.parts else (["test"] if held is not None else None),
+            content_sha256=train.meta["files"][0]["content_sha256"],
+            test_sha256=held.meta["files"][0]["content_sha256"] if held is not None and p.test_path else None,
+        )
+        super().__init__(**{f.name: getattr(resolved, f.name) for f in dataclasses.fields(resolved)})
+
+    def _load(self, part: str, data, mirror) -> cache.CachedPart:
+        return self._cached[part]
+
+    @property
+    def features(self) -> list[str]:
+        """The feature columns' names (the header's, for CSV/TSV and Parquet; ``x0``, ``x1``... otherwise)."""
+        return self._cached["train"].meta["features"]
+
+
+def from_file(path: str | Path, **keys) -> UserFile:
+    """The stream of a file, from Python: ``from_file("mydata.csv", target="y", x_scale="standardize")``
+    (the keys of ``dataset=file``); ``chunks()`` yields its (X, y) in bounded pieces."""
+    stream = UserFile(path=str(path), **keys)
+    stream.open()
+    return stream
+
+
+def iter_file(path: str | Path, **keys) -> Iterator[tuple[dict[str, float], float]]:
+    """The rows of a file as river streams them, ``(x, y)`` with x a dict by feature name:
+    ``for x, y in iter_file("mydata.csv", target="y"): model.learn_one(x, y)`` (the keys of ``dataset=file``;
+    binary labels come as ±1, as okl's stream gives them)."""
+    stream = from_file(path, **keys)
+    names = stream.features
+    for X, y in stream.chunks():
+        for row, label in zip(X.tolist(), y.tolist(), strict=True):
+            yield dict(zip(names, row, strict=True)), label
+
+
+def _format(p: UserFileParams) -> str:
+    if p.format != "auto":
+        return p.format
+    suffixes = [s.lower() for s in Path(p.path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
+    found = SUFFIXES.get(suffixes[-1] if suffixes else "")
+    if found is None:
+        raise ConfigError(
+            f"dataset.path: cannot tell the format of {Path(p.path).name!r} from its name: set dataset.format to "
+            f"one of {', '.join(FORMATS[1:])}"
+        )
+    return found
+
+
+def _task(task: str, y: np.ndarray, path: str) -> str:
+    values = np.unique(y)
+    integer = bool(np.all(values == np.round(values)))
+    if task == "auto":
+        if len(values) == 2:
+            return "binary"
+        if integer and 2 < len(values) <= MAX_CLASSES and values[0] == 0 and values[-1] == len(values) - 1:
+            return "multiclass"
+        return "regression"
+    if task == "binary" and len(values) != 2:
+        raise DataError(f"{path}: dataset.task=binary needs two distinct labels; the file has {len(values):,}")
+    if task == "multiclass" and not (integer and values[0] >= 0):
+        raise DataError(f"{path}: dataset.task=multiclass needs labels 0..C-1 (class indices); the file has others")
+    return task
+
+
+def _cached(path: Path, fmt: str, target: str | None, data: Path, key: str) -> cache.CachedPart:
+    """The file parsed into its cache (once per content, format and target), mapped and checked."""
+    path = path.expanduser()
+    if not path.is_file():
+        raise ConfigError(f"{key}: no file at {str(path)!r}: give the path of your data file")
+    with open(path, "rb") as fh:
+        sha = hashlib.file_digest(fh, "sha256").hexdigest()
+    tag = re.sub(r"\W", "_", str(target)) if target is not None else "default"
+    directory = data / "file" / "cache" / f"{sha[:20]}-{fmt}-{tag}-v{cache.VERSION}"
+    if cache.read_meta(directory) is None:
+        _parse(path, sha, fmt, target, directory)
+    part = cache.CachedPart(directory, cache.read_meta(directory))
+    part.check()
+    return part
+
+
+def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path) -> None:
+    tmp = directory.with_name(f"{directory.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    names: list[str] = []  # the feature columns' names, where the format has them
+    try:
+        tmp.mkdir(parents=True)
+        rows, d, dtypes, arrays = cache.write_arrays(_chunks(path, fmt, target, names), tmp)
+        if rows == 0:
+            raise DataError(f"{path}: the file holds no rows of data")
+        meta = {
+            "version": cache.VERSION,
+            "dataset": "file",
+            "part": path.name,
+            "target": target,
+            "format": fmt,
+            "rows": rows,
+            "d": d,
+            "dtypes": dtypes,
+            "files": [{"path": str(path), "origin": "user", "content_sha256": sha, "checked": True}],
+            "arrays_sha256": arrays,
+            "features": names or [f"x{i}" for i in range(d)],
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if cache.read_meta(directory) is None:  # another process may have parsed it meanwhile
+            shutil.rmtree(directory, ignore_errors=True)
+            tmp.replace(directory)
+    except OSError as exc:
+        raise DataError(
+            f"cannot write the parsed cache of {path} in {directory.parent} ({exc.strerror or exc}): set "
+            f"OKL_DATA_DIR (or dataset.data_dir) to a writable folder"
+        ) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _chunks(path: Path, fmt: str, target: str | None, names: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    name = str(path)
+    if fmt in ("csv", "tsv"):
+        sep = "," if fmt == "csv" else "\t"
+        columns = _header(path, sep)
+        if target is None or target not in columns:
+            what = "name the target column" if target is None else f"no column {target!r} in the header"
+            raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
+        names.extend(c for c in columns if c != target)
+        yield from parsers.delimited(lambda: open_content(path), Delimited(sep=sep, target=target), name)
+    elif fmt == "parquet":
+        yield from _parquet(path, target, names)
+    elif fmt == "libsvm":
+        yield from parsers.libsvm(open_content(path), _libsvm_dimension(path), name)
+    else:
+        yield from _arrays(path, fmt, target)
+
+
+def _header(path: Path, sep: str) -> list[str]:
+    with open_content(path) as fh:
+        line = fh.readline().decode("latin-1").rstrip("\r\n")
+    if not line:
+        raise DataError(f"{path}: the file is empty (a header line and rows of numbers were expected)")
+    return [c.strip().strip('"') for c in line.split(sep)]
+
+
+def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    try:
+        table = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+    columns = table.schema_arrow.names
+    if target is None or target not in columns:
+        what = "name the target column" if target is None else f"no column {target!r}"
+        raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
+    for column in table.schema_arrow:
+        if not (
+            pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type)
+        ):
+            raise DataError(f"{path}: column {column.name!r} holds {column.type}, not numbers: drop or encode it")
+    features, done = [c for c in columns if c != target], 0
+    names.extend(features)
+    for batch in table.iter_batches(batch_size=ROWS):
+        frame = batch.to_pandas()
+        X, y = np.ascontiguousarray(frame[features].to_numpy(np.float64)), frame[target].to_numpy(np.float64)
+        yield _finite(X, y, path, done)
+        done += len(y)
+
+
+def _libsvm_dimension(path: Path) -> int:
+    """The largest feature index of a LIBSVM file (its d): one pass over its text."""
+    largest = 0
+    with open_content(path) as fh:
+        for block in iter(lambda: fh.read(parsers.BLOCK), b""):
+            found = re.findall(rb"(\d+):", block)
+            if found:
+                largest = max(largest, max(map(int, found)))
+    if largest == 0:
+        raise DataError(f"{path}: no 'index:value' pairs: not a LIBSVM/SVMlight file (set dataset.format)")
+    return largest
+
+
+def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    try:
+        loaded = np.load(path, mmap_mode="r" if fmt == "npy" else None, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable {fmt} file ({str(exc).splitlines()[0]})") from None
+    if fmt == "npz":
+        keys = {k.lower(): k for k in loaded.files}
+        if not {"x", "y"} <= set(keys):
+            raise DataError(f"{path}: an .npz needs arrays X and y (it holds {', '.join(loaded.files)})")
+        X, y = loaded[keys["x"]], loaded[keys["y"]]
+    else:
+        if loaded.ndim != 2 or loaded.shape[1] < 2:
+            raise DataError(f"{path}: an .npy must hold a 2-D array with the target as one column")
+        column = -1 if target is None else _column(target, loaded.shape[1])
+        y = loaded[:, column]
+        X = np.delete(loaded, column % loaded.shape[1], axis=1)
+    if X.ndim != 2 or y.shape != (len(X),):
+        raise DataError(f"{path}: X must be rows × features and y one value per row (got {X.shape} and {y.shape})")
+    for start in range(0, len(y), ROWS):
+        Xc, yc = np.asarray(X[start : start + ROWS], np.float64), np.asarray(y[start : start + ROWS], np.float64)
+        yield _finite(np.ascontiguousarray(Xc), yc, path, start)
+
+
+def _finite(X: np.ndarray, y: np.ndarray, path: Path, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y), unless a value is missing, NaN or infinite: then a one-line error naming its row."""
+    bad = ~(np.isfinite(X).all(axis=1) & np.isfinite(y))
+    if bad.any():
+        raise DataError(
+            f"{path}: data row {start + int(np.argmax(bad)) + 1:,} has a missing or non-finite value: drop or impute it"
+        )
+    return X, y
+
+
+def _column(target: str, columns: int) -> int:
+    try:
+        index = int(target)
+    except ValueError:
+        raise ConfigError(
+            f"dataset.target: an .npy has no column names; give the target's index (got {target!r})"
+        ) from None
+    if not -columns <= index < columns:
+        raise ConfigError(f"dataset.target: column {index} is outside the array's {columns} columns")
+    return index
+
+
+def _split(part: cache.CachedPart, fraction: float) -> tuple[cache.CachedPart, cache.CachedPart]:
+    """The rows before the last ``fraction`` of the file, and those last rows (at least one each)."""
+    held = min(part.rows - 1, max(1, round(fraction * part.rows)))
+    if part.rows < 2:
+        raise DataError(f"{part.meta['files'][0]['path']}: one row cannot be split into a stream and a test set")
+    cut = part.rows - held
+    return _rows(part, 0, cut, "train"), _rows(part, cut, part.rows, "test")
+
+
+def _rows(part: cache.CachedPart, start: int, stop: int, name: str) -> cache.CachedPart:
+    out = copy.copy(part)
+    out.x, out.y = part.x[start:stop], part.y[start:stop]
+    out.meta = {**part.meta, "rows": stop - start, "part": name}
+    return out

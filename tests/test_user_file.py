@@ -1,0 +1,186 @@
+"""dataset=file: your own data in every format, its task, its identity (the content), its errors, end to end."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import only_run
+from okl import config, results
+from okl.datasets import from_file, iter_file
+from okl.errors import ConfigError, DataError
+
+rng = np.random.default_rng(7)
+X = np.round(rng.standard_normal((300, 3)), 6)
+Y = np.round(np.sin(X[:, 0]) + X[:, 1], 6)
+
+
+def write(path, fmt, X=X, y=Y):
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y})
+    if fmt in ("csv", "tsv"):
+        frame.to_csv(path, sep="," if fmt == "csv" else "\t", index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(path)
+    elif fmt == "libsvm":
+        lines = [
+            f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row) if v != 0)
+            for row, t in zip(X, y, strict=True)
+        ]
+        path.write_text("\n".join(lines) + "\n")
+    elif fmt == "npy":
+        np.save(path, np.column_stack([X, y]))
+    elif fmt == "npz":
+        np.savez(path, X=X, y=y)
+    return path
+
+
+def stream_of(path, **keys):
+    stream = from_file(path, **keys)
+    parts = list(stream.chunks())
+    return stream, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "parquet", "libsvm", "npy", "npz"])
+def test_every_format_gives_the_file_rows(tmp_path, no_data, fmt):
+    path = write(tmp_path / f"data.{fmt}", fmt)
+    target = None if fmt in ("libsvm", "npy", "npz") else "y"
+    stream, Xs, ys = stream_of(path, target=target)
+    assert (stream.task, stream.d, stream.n) == ("regression", 3, 300)
+    np.testing.assert_array_equal(Xs, X)
+    np.testing.assert_array_equal(ys, Y)
+    assert stream.features == (["a", "b", "c"] if target else ["x0", "x1", "x2"])
+
+
+def test_a_compressed_file_and_river_style_rows(tmp_path, no_data):
+    plain = write(tmp_path / "data.csv", "csv")
+    packed = tmp_path / "data.csv.gz"
+    with open(plain, "rb") as src, gzip.open(packed, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    _, Xs, ys = stream_of(packed, target="y")
+    np.testing.assert_array_equal(Xs, X)
+    x0, y0 = next(iter_file(plain, target="y"))
+    assert x0 == {"a": X[0, 0], "b": X[0, 1], "c": X[0, 2]} and y0 == Y[0]
+
+
+def test_the_task_comes_from_the_labels(tmp_path, no_data):
+    labels = np.where(Y > 0, 5.0, 2.0)
+    _, _, ys = stream_of(write(tmp_path / "b.csv", "csv", y=labels), target="y")
+    assert set(ys) == {-1.0, 1.0} and ((ys == 1) == (labels == 5)).all()  # the larger label is +1
+    stream, _, ys = stream_of(write(tmp_path / "b2.csv", "csv", y=labels), target="y", positive=[2.0])
+    assert ((ys == 1) == (labels == 2)).all()
+    classes = np.arange(300) % 4.0
+    stream, _, ys = stream_of(write(tmp_path / "m.csv", "csv", y=classes), target="y")
+    assert stream.task == "multiclass"
+    np.testing.assert_array_equal(ys, classes)
+    stream = from_file(write(tmp_path / "r.csv", "csv", y=classes), target="y", task="regression")
+    assert stream.task == "regression"
+    with pytest.raises(DataError, match="dataset.task=binary needs two distinct labels; the file has 4"):
+        from_file(tmp_path / "m.csv", target="y", task="binary")
+
+
+def test_the_content_is_the_identity_not_the_path(tmp_path, no_data, composed):
+    path = write(tmp_path / "data.csv", "csv")
+
+    def run_id(where):
+        return config.plan(composed("dataset=file", f"dataset.path={where}", "dataset.target=y")).run_id
+
+    first = run_id(path)
+    moved = tmp_path / "elsewhere.csv"
+    shutil.copy(path, moved)
+    assert run_id(moved) == first
+    write(path, "csv", y=Y + 1)
+    assert run_id(path) != first
+
+
+def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data):
+    stream, Xs, _ = stream_of(write(tmp_path / "data.csv", "csv"), target="y", test_fraction=0.2)
+    X_test, y_test = stream.test_set()
+    assert stream.n == 240 and len(Xs) == 240
+    np.testing.assert_array_equal(X_test, X[240:])
+    np.testing.assert_array_equal(y_test, Y[240:])
+
+
+@pytest.mark.parametrize(
+    ("content", "keys", "error", "message"),
+    [
+        (
+            None,
+            {"target": "y"},
+            ConfigError,
+            r"^dataset.path: no file at '.*nope.csv': give the path of your data file$",
+        ),
+        (
+            "a,b,y\n1,2,3\n",
+            {"target": "z"},
+            ConfigError,
+            r"^dataset.target: no column 'z' in the header of data.csv \(its columns: a, b, y\)$",
+        ),
+        (
+            "a,b,y\n1,2,3\n",
+            {},
+            ConfigError,
+            r"^dataset.target: name the target column of data.csv \(its columns: a, b, y\)$",
+        ),
+        ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
+        ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
+        ("a,y\n", {"target": "y"}, DataError, r"data.csv: the file holds no rows of data$"),
+    ],
+)
+def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, message):
+    path = tmp_path / ("nope.csv" if content is None else "data.csv")
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(error, match=message) as raised:
+        from_file(path, **keys)
+    assert "\n" not in str(raised.value)
+
+
+def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_path, no_data):
+    path = write(tmp_path / "data.csv", "csv")
+    args = ("dataset=file", f"dataset.path={path}", "dataset.target=y", "learner=fogd", "progress=false")
+    code, out, err = okl_run(*args)
+    assert code == 0 and "complete, 300 rounds" in out, err
+    rounds = results.load(results_root).sort_values("t")
+    np.testing.assert_array_equal(rounds["y"], Y)
+    first = only_run(results_root).path
+    assert "already complete" in okl_run(*args)[1]
+    write(path, "csv", y=Y * 2)
+    code, out, _ = okl_run(*args)
+    assert code == 0 and "complete, 300 rounds" in out and "already" not in out
+    assert len(results.runs(results_root)) == 2 and first.exists()
+
+
+def test_a_file_sweep_under_the_joblib_launcher(okl_run, results_root, tmp_path, no_data):
+    """hydra/launcher=joblib failed with "unknown dataset" for a dataset registered in the calling process only."""
+    path = write(tmp_path / "data.csv", "csv")
+    code, out, err = okl_run(
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "dataset=file",
+        f"dataset.path={path}",
+        "dataset.target=y",
+        "learner=fogd",
+        "seed=0,1",
+        "dataset.shuffle=true",
+    )
+    assert code == 0, err
+    table = results.runs(results_root)
+    assert sorted(table.seed) == [0, 1] and set(table.status) == {"complete"} and set(table.rounds) == {300}
+
+
+def test_a_held_out_file_is_scaled_as_the_stream(tmp_path, no_data):
+    train, test = (
+        write(tmp_path / "train.svm", "libsvm"),
+        write(tmp_path / "test.svm", "libsvm", X=X[:50] * 2, y=Y[:50]),
+    )
+    stream = from_file(train, test_path=str(test), x_scale="minmax01")
+    X_test, y_test = stream.test_set()
+    low, high = X.min(axis=0), X.max(axis=0)
+    np.testing.assert_allclose(X_test, (X[:50] * 2 - low) / (high - low), rtol=1e-12)
+    np.testing.assert_array_equal(y_test, Y[:50])
+    assert stream.params.test_sha256 is not None and stream.params.test_parts == ["test"]
