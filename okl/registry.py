@@ -55,8 +55,13 @@ LOCAL = {"identity": False}  # metadata of a Params field that does not change t
 
 
 def identity(params: Any) -> dict[str, Any]:
-    """The fields of a ``Params`` instance that determine a run's rounds (all but the ``LOCAL`` ones)."""
-    return {f.name: getattr(params, f.name) for f in dataclasses.fields(params) if f.metadata.get("identity", True)}
+    """The fields of a ``Params`` instance that determine a run's rounds (all but the ``LOCAL`` ones; an
+    ``ADDED`` field only when it is not at its default, so that adding a key keeps every earlier run's id)."""
+    return {
+        f.name: getattr(params, f.name)
+        for f in dataclasses.fields(params)
+        if f.metadata.get("identity", True) and not (f.metadata.get("added") and getattr(params, f.name) == f.default)
+    }
 
 
 def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> Any:

@@ -40,7 +40,7 @@ def test_every_dataset_yaml_plans_without_reading_data(composed, name, no_data):
         with pytest.raises(ConfigError, match="dataset=file needs the file: dataset.path="):
             config.plan(composed("dataset=file", "learner=fogd"))
         return
-    learner = ["learner=polk"] if name == "multidist" else ["learner=fogd", "learner.D=10"]
+    learner = ["learner=polk"] if name.startswith("multidist") else ["learner=fogd", "learner.D=10"]
     plan = config.plan(composed(f"dataset={name}", *learner, "n=100", *extra))
     assert type(plan.dataset) is DATASETS.get(name) and plan.dataset.name == name
     assert plan.rounds == min(100, plan.dataset.n) and not no_data.exists()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.spatial.distance
+import scipy.stats
 
 from helpers import only_run, play_loop, stream
 from okl.datasets import DATASETS
@@ -290,3 +292,34 @@ def test_komp_budget_holds_with_near_duplicate_points_in_one_mini_batch(trials):
         U = komp(dictionary, W, X_new, W_new, eps)
         error = approximation_error(dictionary.X, U, np.vstack([X, X_new]), np.vstack([W, W_new]))
         assert error <= eps * (1 + 1e-6), trial
+
+
+@pytest.mark.parametrize(("radius", "sd"), [(1.0, 0.5), (3.0, 2.0)])
+def test_the_monte_carlo_bayes_error_is_the_exact_one_of_two_gaussians(radius, sd):
+    """Two classes, one mode each at (±r, 0) (the means' spread ~0): the Bayes error is Φ(−r/σ)."""
+    ds = DATASETS.get("multidist")(classes=2, modes=1, mean_var=1e-12, mode_var=sd**2, radius=radius)
+    estimate, se = ds.bayes_error_mc()
+    assert se < 1e-3 and abs(estimate - scipy.stats.norm.cdf(-radius / sd)) < 4 * se
+
+
+def test_the_batch_reference_is_the_kernel_ridge_one_vs_rest_fit():
+    """α = (K + nλI)⁻¹Y, Y the ±1 class codes, ŷ = argmax k(x)ᵀα, with §5.3's σ̃² = 0.6 and λ = 1e-6."""
+    ds = DATASETS.get("multidist_radius")(length=200, test=100, seed=3)
+    (X, y), (Xt, yt) = next(ds.chunks()), ds.test_set()
+    K = np.exp(-scipy.spatial.distance.cdist(X, X, "sqeuclidean") / 1.2)
+    Y = np.where(y[:, None] == np.arange(5), 1.0, -1.0)
+    alpha = np.linalg.solve(K + 200 * 1e-6 * np.eye(200), Y)
+    scores = np.exp(-scipy.spatial.distance.cdist(Xt, X, "sqeuclidean") / 1.2) @ alpha
+    assert ds.batch_error() == np.mean(scores.argmax(axis=1) != yt)
+
+
+def test_the_readings_of_section_5_2_keep_the_texts_run_ids():
+    """radius was added after the runs of the text's reading existed: at its default it is not in their identity."""
+    from okl.registry import identity
+
+    assert "radius" not in identity(DATASETS.get("multidist")().params)
+    assert identity(DATASETS.get("multidist")(radius=3.0).params)["radius"] == 3.0
+    radius = DATASETS.get("multidist_radius")()
+    assert (radius.params.radius, radius.params.mode_var, radius.params.mean_var) == (3.0, 0.2, 1.0)
+    sd = DATASETS.get("multidist_sd")()
+    assert (sd.params.mode_var, sd.params.mean_var) == (0.04, 1.0)

@@ -61,6 +61,7 @@ ORDER = (  # the order of --list, --all and REPRODUCTION.md: paper by paper, as 
     "polk_fig2_multidist",
     "polk_fig4_multidist",
     "polk_table2_multidist",
+    "polk_multidist_readings",
     "polk_fig5_mnist",
 )
 

@@ -154,6 +154,27 @@ def _bars(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
     return fig
 
 
+def _readings(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
+    """Per reading of the data: its Bayes error, the exact batch fit's error, POLK's and BSGD's held-out error
+    (means over seeds), with Table 2's numbers as lines."""
+    names = list(dict.fromkeys(row.dataset for row in rows))
+    bars = [("Bayes", "bayes_error", "ksvm_K0.04"), ("batch fit", "batch_error", "ksvm_K0.04")]
+    bars += [("POLK", "heldout", "ksvm_K0.04"), ("BSGD", "heldout", "bsgd_B16")]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    x = np.arange(len(names))
+    for k, (label, metric, arm) in enumerate(bars):
+        found = {row.dataset: row.summary(metric) for row in rows if row.arm == arm}
+        values = [found[name][0] if found.get(name) else np.nan for name in names]
+        ax.bar(x + (k - 1.5) * 0.2, values, width=0.2, label=label)
+    for value, label in ((3.92, "paper: LIBSVM 3.92%"), (21.8, "paper: BSGD 21.8%")):
+        ax.axhline(value, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(label, (x[-1] + 0.45, value), fontsize=7, va="bottom", ha="right")
+    ax.set_xticks(x, names)
+    ax.set(ylabel="error (%)", yscale="log")
+    ax.legend(fontsize=7)
+    return fig
+
+
 KINDS: dict[str, Callable] = {
     "curves": _curves,
     "convergence": _convergence,
@@ -161,4 +182,5 @@ KINDS: dict[str, Callable] = {
     "raker": _raker,
     "polk": _polk,
     "bars": _bars,
+    "readings": _readings,
 }

@@ -108,6 +108,17 @@ def _row(column: str) -> Callable[[Finished], float | None]:
     return value
 
 
+def _dataset(method: str) -> Callable[[Finished], float | None]:
+    """A number of the run's draw of its dataset, in % (multidist's Bayes error and exact batch kernel fit),
+    or None for a dataset without it."""
+
+    def value(f: Finished) -> float | None:
+        compute = getattr(f.run.plan.dataset, method, None)
+        return None if compute is None else 100.0 * float(np.atleast_1d(compute())[0])
+
+    return value
+
+
 METRICS: dict[str, Metric] = {
     "loss": Metric("loss (square; % error)", lambda f: f.percent * f.row["average_loss"]),
     "rounds": Metric("rounds played", _row("rounds"), digits=7),
@@ -120,6 +131,8 @@ METRICS: dict[str, Metric] = {
     "risk_tail": Metric("risk (final 5%)", lambda f: float(f.tail().risk.mean())),
     "error_tail": Metric("error % (final 5%)", lambda f: 100.0 * float(f.tail().loss.mean())),
     "heldout": Metric("held-out error % (end)", _heldout),
+    "bayes_error": Metric("Bayes error % (its draw)", _dataset("bayes_error_mc")),
+    "batch_error": Metric("batch kernel fit error %", _dataset("batch_error")),
 }
 
 
