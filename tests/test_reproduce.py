@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import call
 
@@ -329,3 +330,24 @@ def test_an_ablation_meant_to_diverge_is_reported_where_it_stopped_not_as_a_fail
     assert re.search(
         r"Measured \(.*\): twitter: raker_code_eta05 stopped at round [\d,]+ \(seed 0\): raker predicted nan", deviation
     )
+
+
+def test_figure_3_draws_the_learner_the_run_ended_with(okl_run, results_root):
+    """A finished run keeps no state: Figure 3's learner is played again from the run's configuration, and it is
+    the run's (its dictionary, its last prediction); its dictionary's distance to the modes is measured in σ."""
+    from okl.reproduce.metrics import METRICS, Finished
+
+    (run,) = sweep.expand(
+        "polk_fig3_multidist", ["seed=0", "dataset=multidist_radius", "arm/polk_multidist=ksvm_K0.04"]
+    )
+    assert okl_run(*run.overrides, "progress=false")[0] == 0
+    finished = Finished(run)
+    rounds = finished.rounds
+    assert finished.learner.model_size == rounds.model_size.iloc[-1]
+    X_test, y_test = run.plan.dataset.test_set()
+    assert finished.heldout.t.iloc[-1] == rounds.t.iloc[-1]  # scored after the last round
+    assert np.mean(finished.learner.predict_many(X_test) != y_test) == finished.heldout.test_loss.iloc[-1]
+    dataset = run.plan.dataset
+    points = finished.learner.dictionary.X
+    nearest = np.sqrt(((points[:, None] - dataset.means.reshape(-1, 2)[None]) ** 2).sum(-1)).min(axis=1)
+    assert METRICS["dictionary_to_modes"].value(finished) == pytest.approx(nearest.mean() / np.sqrt(0.2))

@@ -59,6 +59,7 @@ ORDER = (  # the order of --list, --all and REPRODUCTION.md: paper by paper, as 
     "raker_fig1_air",
     "raker_fig1_synthetic",
     "polk_fig2_multidist",
+    "polk_fig3_multidist",
     "polk_fig4_multidist",
     "polk_table2_multidist",
     "polk_multidist_readings",

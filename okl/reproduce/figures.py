@@ -175,6 +175,28 @@ def _readings(artefact: Artefact, rows: list[Row], runs: list[Finished], replays
     return fig
 
 
+def _surfaces(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
+    """polk_koppel2019 Figure 3: for each (dataset, arm), the decision surface of the first seed's learner at
+    the end of its stream (each grid point coloured by its predicted class), the training points by class and
+    the kernel dictionary in bold black."""
+    fig, axes = plt.subplots(1, len(runs), figsize=(4.5 * len(runs), 4.2), squeeze=False)
+    for ax, f in zip(axes[0], runs, strict=True):
+        X, y = next(f.run.plan.dataset.chunks())
+        low, high = X.min(axis=0) - 0.5, X.max(axis=0) + 0.5
+        gx, gy = np.meshgrid(np.linspace(low[0], high[0], 200), np.linspace(low[1], high[1], 200))
+        classes = f.learner.predict_many(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+        count = int(max(classes.max(), y.max())) + 1
+        levels, colours = np.arange(count + 1) - 0.5, plt.cm.tab10.colors[:count]  # class c: the c-th colour
+        ax.contourf(gx, gy, classes, levels=levels, colors=colours, alpha=0.25)
+        ax.contour(gx, gy, classes, levels=levels, colors="k", linewidths=0.6)
+        ax.scatter(X[::5, 0], X[::5, 1], c=[colours[int(c)] for c in y[::5]], s=3)
+        points = f.learner.dictionary.X
+        ax.scatter(points[:, 0], points[:, 1], c="k", s=25, label=f"dictionary ({len(points)})")
+        ax.set(title=f"{f.run.arm} on {f.run.dataset}", xlabel="x₁", ylabel="x₂")
+        ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
 KINDS: dict[str, Callable] = {
     "curves": _curves,
     "convergence": _convergence,
@@ -183,4 +205,5 @@ KINDS: dict[str, Callable] = {
     "polk": _polk,
     "bars": _bars,
     "readings": _readings,
+    "surfaces": _surfaces,
 }

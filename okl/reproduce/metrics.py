@@ -14,9 +14,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from okl import results
+from okl import config, results
 from okl.reproduce.checks import ROUNDWISE
-from okl.reproduce.sweep import Run
+from okl.reproduce.sweep import Run, compose_config
 
 TAIL = 0.05  # polk_koppel2019 Table 2: "averaged over the final 5% of processed training examples"
 
@@ -32,6 +32,15 @@ class Finished:
     def row(self) -> dict:
         (row,) = results.runs(self.root, run=self.run.plan.run_id).to_dict("records")
         return row
+
+    @cached_property
+    def learner(self):
+        """The run's learner as the run left it, played again from the run's plan over its stream (the play is
+        deterministic, and a block split gives the per-round loop's numbers): what Figure 3 draws."""
+        plan = config.plan(compose_config(list(self.run.overrides)))
+        for X, y in plan.stream(plan.rounds):
+            plan.learner.predict_learn_block(X, y)
+        return plan.learner
 
     @cached_property
     def rounds(self) -> pd.DataFrame:
@@ -119,6 +128,20 @@ def _dataset(method: str) -> Callable[[Finished], float | None]:
     return value
 
 
+def _dictionary_to_modes(f: Finished) -> float | None:
+    """How close a dictionary learner's points lie to the mixture's modes: the mean over its dictionary points
+    of the distance to the nearest mean μ_{c,j}, in units of the modes' standard deviation σ (a point drawn
+    from a mode lies at σ√(π/2) ≈ 1.25 on average). polk_koppel2019 Figure 3: the points concentrate at the
+    modes."""
+    dataset, learner = f.run.plan.dataset, f.learner
+    points = getattr(getattr(learner, "dictionary", None), "X", None)
+    if not hasattr(dataset, "means") or points is None or not len(points):
+        return None
+    means = dataset.means.reshape(-1, 2)
+    nearest = np.sqrt(((points[:, None, :] - means[None]) ** 2).sum(axis=-1)).min(axis=1)
+    return float(nearest.mean() / np.sqrt(dataset.params.mode_var))
+
+
 METRICS: dict[str, Metric] = {
     "loss": Metric("loss (square; % error)", lambda f: f.percent * f.row["average_loss"]),
     "rounds": Metric("rounds played", _row("rounds"), digits=7),
@@ -133,6 +156,7 @@ METRICS: dict[str, Metric] = {
     "heldout": Metric("held-out error % (end)", _heldout),
     "bayes_error": Metric("Bayes error % (its draw)", _dataset("bayes_error_mc")),
     "batch_error": Metric("batch kernel fit error %", _dataset("batch_error")),
+    "dictionary_to_modes": Metric("dictionary to modes (σ)", _dictionary_to_modes, digits=3),
 }
 
 
