@@ -41,6 +41,7 @@ SETTINGS = {  # small, fast settings for each registered learner
     "fsgd": dict(sigma=0.8, eta=0.3, loss="square", batch=4),
     "polk": dict(sigma=0.8, eta=0.3, loss="square", batch=4, K=0.05),
     "bsgd": dict(sigma=0.8, eta=0.3, loss="hinge", budget=20),
+    "dual_sgd": dict(sigma=0.8, loss="square", budget=30, k=5, D=20, lam=0.05),
     "river": dict(model="linear_model.LinearRegression"),
     "ewa": dict(
         experts=[dict(name="fogd", D=16, sigma=0.8, eta=0.2, seed=1), dict(name="pkawv_taylor", M=2, sigma=0.8)],

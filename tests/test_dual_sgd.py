@@ -1,0 +1,54 @@
+"""DUAL-SGD (Le et al. 2016): Pegasos kernel SGD below its budget, k-merging into random features above it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import stream
+from okl.errors import ConfigError
+from okl.learners import LEARNERS
+
+
+def kernel(A, B, sigma):
+    return np.exp(-((A[:, None, :] - B[None]) ** 2).sum(-1) / (2 * sigma**2))
+
+
+@pytest.mark.parametrize("loss", ["square", "absolute"])
+def test_below_its_budget_it_is_pegasos_kernel_sgd(loss):
+    """With η_t = 1/(λt), f_{t+1} = −(1/(λt)) Σ_{i≤t} g_i k(x_i, ·), g_i = ℓ'(f_i(x_i), y_i)."""
+    X, y = stream(80, 3)
+    lam, sigma = 1.0, 0.7  # η_t = 1/t: the square loss's steps stay stable
+    learner = LEARNERS.get("dual_sgd")(3, sigma=sigma, lam=lam, budget=100, loss=loss)
+    got = learner.predict_learn_block(X, y)
+    g, want = np.zeros(80), np.zeros(80)
+    for t in range(80):
+        want[t] = -(g[:t] @ kernel(X[:t], X[t : t + 1], sigma)[:, 0]) / (lam * t) if t else 0.0
+        g[t] = 2 * (want[t] - y[t]) if loss == "square" else np.sign(want[t] - y[t])
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert learner.model_size == np.count_nonzero(g)
+
+
+def test_merging_keeps_what_it_removes_up_to_the_random_feature_approximation():
+    """k-merging moves the smallest |α| into wᵀz(x): with many frequencies (z(x)ᵀz(x') ≈ k(x, x')), a budget
+    of 10 predicts nearly as without a budget; removing them instead (D tiny: w carries almost nothing of
+    the kernel's shape) does not."""
+    X, y = stream(400, 2)
+    common = dict(sigma=0.5, lam=1.0, loss="square")  # η_t = 1/t: stable for the square loss
+    free = LEARNERS.get("dual_sgd")(2, budget=400, **common).predict_learn_block(X, y)
+    kept = LEARNERS.get("dual_sgd")(2, budget=10, k=5, D=4000, **common).predict_learn_block(X, y)
+    lost = LEARNERS.get("dual_sgd")(2, budget=10, k=5, D=1, **common).predict_learn_block(X, y)
+    assert np.abs(kept - free).max() < 0.1 < np.abs(lost - free).max()
+
+
+def test_the_budget_is_never_exceeded_and_the_loss_must_fit_the_task():
+    X, y = stream(300, 2)
+    learner = LEARNERS.get("dual_sgd")(2, budget=12, k=4, lam=1.0, loss="square")
+    learner.predict_learn_block(X, y)
+    assert learner.recorded["model_size"].max() <= 12 and learner.model_size == learner.recorded["model_size"][-1]
+    with pytest.raises(
+        ConfigError, match="loss 'logistic' does not fit a regression stream; set learner.loss to square or absolute"
+    ):
+        LEARNERS.get("dual_sgd")(2, loss="logistic").check_task("regression")
+    with pytest.raises(ConfigError, match="k=30 vectors cannot be merged out of a budget of 20"):
+        LEARNERS.get("dual_sgd")(2, budget=20, k=30)
