@@ -232,3 +232,52 @@ def test_a_file_that_cannot_be_read_is_named_not_taken_for_a_data_directory_refu
     unreadable.mkdir()  # reading it raises IsADirectoryError, an OSError, as EIO or EACCES would
     with pytest.raises(DataError, match=rf"^{unreadable}: cannot be read \(.*\): it is empty, truncated or not"):
         sha256_of(unreadable)
+
+
+class RangeServer(http.server.BaseHTTPRequestHandler):
+    """Serves ``body`` with HTTP range support; the first ``cut_once`` requests end after ``cut`` bytes (a
+    dropped connection). ``ranges`` records each request's Range header."""
+
+    body, cut, cut_once, ranges = b"", 0, 0, []
+
+    def do_GET(self):
+        wanted = self.headers.get("Range")
+        type(self).ranges.append(wanted)
+        start = int(wanted.removeprefix("bytes=").rstrip("-")) if wanted else 0
+        data = self.body[start:]
+        self.send_response(206 if wanted else 200)
+        self.send_header("Content-Length", str(len(data)))
+        if wanted:
+            self.send_header("Content-Range", f"bytes {start}-{len(self.body) - 1}/{len(self.body)}")
+        self.end_headers()
+        if type(self).cut_once > 0:
+            type(self).cut_once -= 1
+            self.wfile.write(data[: self.cut])
+            self.wfile.flush()
+            self.connection.shutdown(2)  # the connection drops mid-transfer
+            return
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_interrupted_download_resumes_where_it_stopped(no_data, monkeypatch):
+    """SUSY is 2.4 GB: a dropped connection kept nothing. The received bytes stay in the .part file, the next
+    fetch asks for the rest only (an HTTP range), and the whole is checked against the catalog's sha256."""
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", URLOPEN)
+    body = gzip.compress(CSV * 2000)
+    handler = type("Handler", (RangeServer,), {"body": body, "cut": len(body) // 3, "cut_once": 1, "ranges": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/toy.csv.gz"
+        spec = toy_spec(url, hashlib.sha256(CSV * 2000).hexdigest())
+        with pytest.raises(DataError, match=r"are kept in .*toy.csv.gz.part and the next fetch resumes"):
+            cache.obtain(spec, "all", no_data, None, allow_download=True)
+        assert (no_data / "toy" / "toy.csv.gz.part").stat().st_size == len(body) // 3
+        _, (found,) = cache.obtain(spec, "all", no_data, None, allow_download=True)
+        assert found.path.read_bytes() == body and handler.ranges == [None, f"bytes={len(body) // 3}-"]
+        assert not (no_data / "toy" / "toy.csv.gz.part").exists()
+    finally:
+        httpd.shutdown()

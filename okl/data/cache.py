@@ -35,7 +35,16 @@ import numpy as np
 
 from okl.data import parsers
 from okl.data.catalog import Format, Spec
-from okl.data.sources import HashingReader, Located, check_mirror_copy, download, find, mismatch, open_content
+from okl.data.sources import (
+    HashingReader,
+    Located,
+    check_mirror_copy,
+    download,
+    find,
+    mismatch,
+    open_content,
+    progress,
+)
 from okl.errors import DataError
 
 VERSION = 2  # 2: meta.json records the arrays' sha256
@@ -175,9 +184,12 @@ def _parse(
     fmt = parsing(source.format, target)
     readers: list[HashingReader] = []
 
+    bar = progress(f"parsing {spec.name}/{part}", None)
+
     def opener(file: Located):
         def first_pass():
-            readers.append(HashingReader(open_content(file.path, file.file.member), file.path))
+            counted = bar if not readers else None  # the first pass; a diagnosis reads the file again
+            readers.append(HashingReader(open_content(file.path, file.file.member), file.path, counted))
             return readers[-1]
 
         return first_pass
@@ -198,6 +210,7 @@ def _parse(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
+        bar.close()
         for reader in readers:
             reader.close()
     if rows == 0:

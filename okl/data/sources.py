@@ -16,10 +16,11 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import http.client
 import io
 import lzma
 import os
-import shutil
+import sys
 import urllib.request
 import zipfile
 import zlib
@@ -101,12 +102,13 @@ def _open(path: Path, suffix: str, member: str | None) -> BinaryIO:
 
 class HashingReader(io.RawIOBase):
     """A readable binary stream over the content of ``path`` (``stream``) that hashes every byte read through
-    it; a decompression error becomes a one-line :class:`DataError` naming the file. A full
-    :class:`io.RawIOBase`, so that text wrappers (the delimited parser's diagnosis) accept it."""
+    it (and counts them on ``bar``, a :func:`progress` counter, when given); a decompression error becomes a
+    one-line :class:`DataError` naming the file. A full :class:`io.RawIOBase`, so that text wrappers (the
+    delimited parser's diagnosis) accept it."""
 
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
+    def __init__(self, stream: BinaryIO, path: Path, bar=None) -> None:
         super().__init__()
-        self.stream, self.path, self.sha = stream, path, hashlib.sha256()
+        self.stream, self.path, self.sha, self.bar = stream, path, hashlib.sha256(), bar
 
     def read(self, size: int = -1) -> bytes:
         try:
@@ -114,6 +116,8 @@ class HashingReader(io.RawIOBase):
         except UNREADABLE as exc:
             raise unreadable(self.path, exc) from None
         self.sha.update(data)
+        if self.bar is not None:
+            self.bar.update(len(data))
         return data
 
     def readinto(self, buffer) -> int:
@@ -122,6 +126,8 @@ class HashingReader(io.RawIOBase):
         except UNREADABLE as exc:
             raise unreadable(self.path, exc) from None
         self.sha.update(memoryview(buffer)[:n])
+        if self.bar is not None:
+            self.bar.update(n)
         return n
 
     def readable(self) -> bool:
@@ -170,18 +176,20 @@ def check_mirror_copy(located: Located) -> None:
 
 
 def download(spec: Spec, file: File, data: Path) -> Located:
-    """Fetch ``file`` from its URLs into the data directory; verify its content hash before keeping it."""
+    """Fetch ``file`` from its URLs into the data directory; verify its content hash before keeping it.
+
+    The bytes go to ``<name>.part``, which an interrupted download leaves behind: the next attempt asks the
+    server for the rest only (an HTTP range request; a server that ignores it sends the whole file again).
+    Progress (bytes, rate) goes to stderr: a bar on a terminal, a line every few seconds otherwise."""
     target = data / spec.name / file.name
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
     errors = []
     for url in file.urls:
         try:
-            with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as out:
-                shutil.copyfileobj(response, out, READ)
-        except OSError as exc:
-            errors.append(f"{url}: {getattr(exc, 'reason', exc)}")
-            partial.unlink(missing_ok=True)
+            _fetch(url, partial, file.name)
+        except (OSError, http.client.HTTPException) as exc:
+            errors.append(f"{url}: {getattr(exc, 'reason', None) or exc or type(exc).__name__}")
             continue
         if file.content_sha256:
             found = content_sha256(partial, file.member, file.name)
@@ -193,4 +201,46 @@ def download(spec: Spec, file: File, data: Path) -> Located:
                 )
         partial.replace(target)
         return Located(file, target, "data")
-    raise DataError(f"cannot download {file.name} ({'; '.join(errors) or 'no URL is known'})")
+    kept = (
+        f"; the {partial.stat().st_size:,} bytes received are kept in {partial} and the next fetch resumes"
+        if (partial.exists() and partial.stat().st_size)
+        else ""
+    )
+    raise DataError(f"cannot download {file.name} ({'; '.join(errors) or 'no URL is known'}){kept}")
+
+
+def _fetch(url: str, partial: Path, name: str) -> None:
+    """Download ``url`` into ``partial``, after the bytes it already holds when the server honours a range."""
+    have = partial.stat().st_size if partial.exists() else 0
+    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        resumed = have and response.status == 206
+        length = response.headers.get("Content-Length")
+        total = (have if resumed else 0) + int(length) if length and length.isdigit() else None
+        with open(partial, "ab" if resumed else "wb") as out, progress(name, total, have if resumed else 0) as bar:
+            while chunk := response.read(READ):
+                out.write(chunk)
+                bar.update(len(chunk))
+        if total is not None and partial.stat().st_size < total:
+            raise http.client.IncompleteRead(b"", total - partial.stat().st_size)
+
+
+def progress(name: str, total: int | None, done: int = 0):
+    """A byte counter on stderr for a download or a parse, shown once it has lasted a while (a quick one, or
+    one that fails at once, prints nothing): tqdm's bar on a terminal after 1 s, else a line every 10 s."""
+    from tqdm import tqdm
+
+    terminal = sys.stderr.isatty()
+    return tqdm(
+        total=total,
+        initial=done,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=name,
+        file=sys.stderr,
+        mininterval=0.5 if terminal else 10.0,
+        delay=1.0 if terminal else 10.0,
+        ascii=not terminal,
+        dynamic_ncols=terminal,
+    )
