@@ -12,6 +12,7 @@ import pytest
 from conftest import call
 
 from helpers import only_run
+from okl import config
 from okl.cli import bench as bench_cli
 from okl.cli import reproduce as cli
 from okl.reproduce import catalog, pipeline, sweep
@@ -351,3 +352,21 @@ def test_figure_3_draws_the_learner_the_run_ended_with(okl_run, results_root):
     points = finished.learner.dictionary.X
     nearest = np.sqrt(((points[:, None] - dataset.means.reshape(-1, 2)[None]) ** 2).sum(-1)).min(axis=1)
     assert METRICS["dictionary_to_modes"].value(finished) == pytest.approx(nearest.mean() / np.sqrt(0.2))
+
+
+def test_a_long_run_in_a_worker_shows_its_progress(results_root, monkeypatch):
+    """okl-reproduce printed nothing during a 5-minute run: every PROGRESS_EVERY seconds, each run playing in a
+    worker gets a line with the rounds its manifest has saved."""
+    from okl.reproduce import execute
+
+    monkeypatch.setattr(execute, "PROGRESS_EVERY", 0.3)
+    overrides = ("learner=kernel_awv", "n=6000", "sink.part_rows=250", "block=50")
+    run = sweep.Run(overrides, config.plan(sweep.compose_config(list(overrides))), "kernel_awv")
+    said = []
+    pool = execute.Pool(jobs=2, say=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
+    pool.submit(run, "only", seconds=1)
+    assert [played.status for _, played in pool.results()] == ["complete"]
+    pool.close()
+    lines = [line for line in said if line.startswith("  … kernel_awv on synthetic, seed 0: ")]
+    saved = [int(re.search(r": ([\d,]+) of 6,000 rounds saved", line)[1].replace(",", "")) for line in lines]
+    assert any(0 < s < 6000 for s in saved) and saved == sorted(saved)

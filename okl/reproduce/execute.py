@@ -45,8 +45,11 @@ class _Queued:
     order: int
     run: Run = field(compare=False)
     tags: list = field(compare=False)  # every submitter of this run (artefacts can share a run)
+    started: float = field(default=0.0, compare=False)  # when a worker took it (perf_counter)
+    shown: float = field(default=0.0, compare=False)  # when its last progress line was printed
 
 
+PROGRESS_EVERY = 10.0  # seconds between the progress lines of a run that plays in a worker
 WORKER_DIED = "its worker process died (out of memory, or killed): run the command again to resume it"
 
 
@@ -93,7 +96,8 @@ class Pool:
                     yield from self._done(queued, *_in_child(queued.run.overrides))
                     continue
                 self._fill()
-                done, _ = wait(self._running, return_when=FIRST_COMPLETED)
+                done, _ = wait(self._running, timeout=PROGRESS_EVERY / 2, return_when=FIRST_COMPLETED)
+                self._progress()
                 results = []
                 for future in done:
                     queued = self._running.pop(future)
@@ -115,7 +119,25 @@ class Pool:
     def _fill(self) -> None:
         while self._executor is not None and self._queue and len(self._running) < self.jobs:
             queued = heapq.heappop(self._queue)
+            queued.started = queued.shown = time.perf_counter()
             self._running[self._executor.submit(_in_child, queued.run.overrides)] = queued
+
+    def _progress(self) -> None:
+        """A line every ``PROGRESS_EVERY`` seconds for each run playing in a worker: how far its manifest says
+        it got (updated as each part closes) and how long it has played."""
+        now = time.perf_counter()
+        for future, queued in self._running.items():
+            if future.done() or now - queued.shown < PROGRESS_EVERY:
+                continue
+            queued.shown = now
+            manifest = queued.run.plan.run_dir().manifest()
+            rounds = manifest.rounds if manifest and manifest.status == "running" else 0
+            planned = queued.run.plan.rounds
+            self.say(
+                f"  … {queued.run.label}: {rounds:,} of {planned:,} rounds saved ({100 * rounds / planned:.0f}%), "
+                f"{now - queued.started:.0f} s",
+                flush=True,
+            )
 
     def _broken(self, first: _Queued) -> Iterator[tuple[object, Played]]:
         lost = [first, *self._running.values()]
