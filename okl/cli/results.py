@@ -8,6 +8,8 @@ Examples::
     okl-results                                   # every finished run under $OKL_RESULTS (default results/)
     okl-results --dataset casp --by learner dataset learner.lam
     okl-results --metric wall_s --root /scratch/results
+    okl-results export                            # <root>/runs.parquet: one row per run (DuckDB, polars, pandas)
+    okl-results export --format csv --mlflow      # <root>/runs.csv, and every run into MLflow (<root>/mlflow.db)
 
 Each row is a learner (and each setting that differs between its runs beyond the seed, such as a swept
 ``learner.lam``); each column a dataset; each cell the metric's mean ± standard deviation over the row's runs,
@@ -32,6 +34,10 @@ PROG = "okl-results"
 
 @command
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["export"]:
+        export(argv[1:])
+        return
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")
     parser.add_argument("--learner", help="only this learner")
@@ -64,6 +70,33 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
     print(markdown(table, args.metric))
+
+
+def export(argv: list[str]) -> None:
+    """``okl-results export``: the runs table beside the rounds, and the runs into MLflow (okl.tracking)."""
+    parser = argparse.ArgumentParser(prog=f"{PROG} export", description="write the finished runs as one table")
+    parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")
+    parser.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="the table's format")
+    parser.add_argument(
+        "--mlflow",
+        nargs="?",
+        const="",
+        metavar="URI",
+        help="also log each run into MLflow (default store: <root>/mlflow.db)",
+    )
+    args = parser.parse_args(argv)
+
+    from okl import tracking
+    from okl.errors import OklError
+
+    try:
+        print(f"runs table: {tracking.write_runs_table(args.root, args.format)}")
+        if args.mlflow is not None:
+            logged, there = tracking.to_mlflow(args.root, args.mlflow or None)
+            print(f"MLflow: {logged} runs logged, {there} already there")
+    except OklError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 def markdown(table: pd.DataFrame, metric: str) -> str:

@@ -1,0 +1,108 @@
+"""Runs for other tools: one runs table beside the rounds, and MLflow (``okl-results export``).
+
+- :func:`write_runs_table`: ``<root>/runs.parquet`` (or ``.csv``), one row per finished run: its partition keys,
+  settings (``learner.<key>``, ``dataset.<key>``) and metrics, the columns of :func:`okl.results.runs` (nested
+  values as JSON text), so that DuckDB, polars or pandas join it to the rounds (``<root>/learner=*/...``) on
+  ``run``.
+- :func:`to_mlflow`: each finished run as an MLflow run (the ``mlflow`` extra: ``pip install 'okl[mlflow]'``)
+  in an experiment named ``okl``: its settings as params, its final metrics, its average loss after each
+  round as a metric history of at most ``HISTORY`` steps, tagged ``okl.run_id``; a run exported before is
+  skipped, so exporting again adds only the new runs. The default store is ``sqlite:///<root>/mlflow.db``
+  (MLflow's file store is deprecated); ``mlflow ui --backend-store-uri sqlite:///<root>/mlflow.db`` shows it.
+
+Example::
+
+    >>> import okl.tracking  # doctest: +SKIP
+    >>> okl.tracking.write_runs_table("results")  # doctest: +SKIP
+    PosixPath('results/runs.parquet')
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from okl import results
+from okl.errors import OklError
+
+HISTORY = 1000  # steps of a run's loss curve in MLflow, evenly spaced over its rounds
+METRICS = ("average_loss", "learner_s", "wall_s", "us_per_round", "peak_rss_mb", "model_size", "regret")
+EXPERIMENT = "okl"
+TAG = "okl.run_id"
+
+
+def runs_table(root: str | Path | None = None) -> pd.DataFrame:
+    """The finished runs under ``root``, one row each, nested values as JSON text (a flat, typed table)."""
+    table = results.runs(root, status=results.FINISHED)
+    for column in table.columns:
+        if table[column].map(lambda v: isinstance(v, dict | list)).any():
+            table[column] = table[column].map(lambda v: v if v is None or v != v else json.dumps(v, sort_keys=True))
+    return table
+
+
+def write_runs_table(root: str | Path | None = None, fmt: str = "parquet") -> Path:
+    """Write :func:`runs_table` as ``<root>/runs.<fmt>`` (parquet or csv); returns its path."""
+    root = Path(root) if root is not None else results.default_root()
+    table = runs_table(root)
+    if table.empty:
+        raise OklError(f"no finished run under {str(root)!r}: nothing to export")
+    path = root / f"runs.{fmt}"
+    if fmt == "csv":
+        table.to_csv(path, index=False)
+    else:
+        table.to_parquet(path, index=False)
+    return path
+
+
+def default_uri(root: Path) -> str:
+    return f"sqlite:///{root.resolve() / 'mlflow.db'}"
+
+
+def to_mlflow(root: str | Path | None = None, uri: str | None = None) -> tuple[int, int]:
+    """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there)."""
+    try:
+        from mlflow import MlflowClient
+        from mlflow.entities import Metric, Param
+    except ImportError:
+        raise OklError("the MLflow export needs the mlflow extra: pip install 'okl[mlflow]'") from None
+    root = Path(root) if root is not None else results.default_root()
+    table = results.runs(root, status=results.FINISHED)
+    if table.empty:
+        raise OklError(f"no finished run under {str(root)!r}: nothing to export")
+    client = MlflowClient(uri or default_uri(root))
+    found = client.get_experiment_by_name(EXPERIMENT)
+    experiment = found.experiment_id if found else client.create_experiment(EXPERIMENT)
+    there = {r.data.tags[TAG] for r in client.search_runs([experiment], max_results=50_000) if TAG in r.data.tags}
+    logged = 0
+    for row in table.to_dict("records"):
+        if row["run"] in there:
+            continue
+        run = client.create_run(
+            experiment,
+            run_name=f"{row['learner']} on {row['dataset']}, seed {row['seed']}",
+            tags={TAG: row["run"], "okl.path": row["path"], "okl.status": row["status"]},
+        )
+        params = [Param(k, str(v)) for k, v in row.items() if k.startswith(("learner.", "dataset.")) and v == v]
+        params += [Param("seed", str(row["seed"])), Param("rounds", str(row["rounds"]))]
+        finals = [Metric(k, float(row[k]), 0, 0) for k in METRICS if row.get(k) is not None and row[k] == row[k]]
+        for start in range(0, len(params), 100):  # MLflow takes at most 100 params per batch
+            client.log_batch(run.info.run_id, params=params[start : start + 100])
+        curve = _curve(root, row["run"])
+        for start in range(0, len(finals) + len(curve), 1000):
+            client.log_batch(run.info.run_id, metrics=[*finals, *curve][start : start + 1000])
+        client.set_terminated(run.info.run_id)
+        logged += 1
+    return logged, len(table) - logged
+
+
+def _curve(root: Path, run: str) -> list:
+    """The run's average loss after round t, at most ``HISTORY`` rounds evenly spaced (the last included)."""
+    from mlflow.entities import Metric
+
+    rounds = results.load(root, run=run, columns=["t", "cum_loss"]).sort_values("t")
+    t, cum = rounds["t"].to_numpy(), rounds["cum_loss"].to_numpy()
+    keep = np.unique(np.linspace(0, len(t) - 1, min(HISTORY, len(t))).round().astype(int))
+    return [Metric("loss_curve", float(cum[i] / t[i]), 0, int(t[i])) for i in keep]

@@ -1,0 +1,60 @@
+"""okl-results export: one runs table beside the rounds, and MLflow runs read back through MLflow's client."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import call
+
+from okl import results
+from okl.cli import results as results_cli
+
+
+@pytest.fixture
+def two_runs(okl_run, results_root):
+    for args in (("learner=fogd", "learner.eta=0.1"), ("learner=pkawv_taylor",)):
+        assert okl_run(*args, "n=1500", "progress=false")[0] == 0
+    return results_root
+
+
+def test_the_runs_table_is_one_row_per_run_beside_the_rounds(two_runs, capsys):
+    code, out, err = call(lambda: results_cli.main(["export", "--format", "csv"]), capsys)
+    assert code == 0, err and out.strip() == f"runs table: {two_runs / 'runs.csv'}"
+    table = pd.read_csv(two_runs / "runs.csv")
+    runs = results.runs(two_runs)
+    assert sorted(table.run) == sorted(runs.run) and set(table.rounds) == {1500}
+    assert table.set_index("run").average_loss.to_dict() == pytest.approx(runs.set_index("run").average_loss.to_dict())
+    assert json.loads(table.config[0])["n"] == 1500  # nested values as JSON text
+    code, _, _ = call(lambda: results_cli.main(["export"]), capsys)
+    assert code == 0 and len(pd.read_parquet(two_runs / "runs.parquet")) == 2
+
+
+def test_mlflow_holds_each_run_once_with_its_settings_metrics_and_loss_curve(two_runs, capsys):
+    from mlflow import MlflowClient
+
+    for again in (False, True):
+        code, out, err = call(lambda: results_cli.main(["export", "--mlflow"]), capsys)
+        assert code == 0, err
+        assert ("MLflow: 0 runs logged, 2 already there" if again else "MLflow: 2 runs logged, 0 already there") in out
+    client = MlflowClient(f"sqlite:///{two_runs.resolve() / 'mlflow.db'}")
+    (experiment,) = [e for e in client.search_experiments() if e.name == "okl"]
+    logged = {r.data.tags["okl.run_id"]: r for r in client.search_runs([experiment.experiment_id])}
+    runs = results.runs(two_runs).set_index("run")
+    assert set(logged) == set(runs.index)
+    fogd = next(r for r in logged.values() if r.data.tags["mlflow.runName"].startswith("fogd"))
+    row = runs.loc[fogd.data.tags["okl.run_id"]]
+    assert fogd.data.params["learner.eta"] == "0.1" and fogd.data.params["seed"] == "0"
+    assert fogd.data.metrics["average_loss"] == pytest.approx(row.average_loss)
+    curve = client.get_metric_history(fogd.info.run_id, "loss_curve")
+    rounds = results.load(two_runs, run=row.name).sort_values("t")
+    assert len(curve) == 1000 and max(m.step for m in curve) == 1500
+    at = {m.step: m.value for m in curve}
+    np.testing.assert_allclose([at[t] for t in (1, 1500)], rounds.cum_loss.to_numpy()[[0, -1]] / [1, 1500])
+
+
+def test_nothing_to_export_is_one_line(results_root, capsys):
+    code, out, err = call(lambda: results_cli.main(["export"]), capsys)
+    assert code == 2 and err.startswith("okl-results: error: no results root at ") and err.count("\n") == 1
