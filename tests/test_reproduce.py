@@ -370,3 +370,16 @@ def test_a_long_run_in_a_worker_shows_its_progress(results_root, monkeypatch):
     lines = [line for line in said if line.startswith("  … kernel_awv on synthetic, seed 0: ")]
     saved = [int(re.search(r": ([\d,]+) of 6,000 rounds saved", line)[1].replace(",", "")) for line in lines]
     assert any(0 < s < 6000 for s in saved) and saved == sorted(saved)
+
+
+def test_a_smoke_artefact_reproduces_through_submitit_jobs(results_root, tmp_path, capsys):
+    """okl-reproduce --launcher submitit_local: each missing run is a submitit job (a process of its own, as a
+    SLURM job would be), then the artefact is drawn as usual."""
+    argv = ["polk_fig3_multidist", "--smoke", "--jobs", "2", "--launcher", "submitit_local", "--out", str(tmp_path)]
+    code, out, err = call(lambda: cli.main(argv), capsys)
+    assert code == 0, err
+    runs = list(find(results_root))
+    assert len(runs) == 4 and all(r.manifest().status == "complete" for r in runs)
+    assert all("submitit" in r.manifest().argv[0] for r in runs)  # played by a submitit job, not this process
+    assert "1 of 1 drawn" in out and (tmp_path / "polk_fig3_multidist.png").is_file()
+    assert len([job for job in (tmp_path / ".submitit").iterdir() if job.name.isdigit()]) == 4  # one job per run

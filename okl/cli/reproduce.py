@@ -5,6 +5,7 @@ Examples::
     okl-reproduce --list                          # the artefacts, and whether their data is here
     okl-reproduce pkawv_fig4_casp                 # run what is missing, draw figures/pkawv_fig4_casp.png
     okl-reproduce --all --jobs 2                  # every artefact (make figures); REPRODUCTION.md
+    okl-reproduce --all --jobs 200 --launcher slurm   # the missing runs as SLURM jobs (conf/hydra/launcher/slurm.yaml)
     okl-reproduce --all --smoke                   # the whole path on 200 rounds, one seed (about a minute)
     okl-reproduce pros_n_kons_table1 --seeds 10   # more seeds than the preset's
     okl-reproduce --all --no-run                  # the report again from the runs there, nothing played
@@ -21,6 +22,7 @@ is 1. Bad arguments exit with status 2, Ctrl-C with 130.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -42,6 +44,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-run", action="store_true", help="draw from the runs already there")
     parser.add_argument("--smoke", action="store_true", help="200 rounds and one seed per run: the whole path, fast")
     parser.add_argument("--jobs", type=int, default=1, help="runs played in parallel (one process each)")
+    parser.add_argument(
+        "--launcher",
+        choices=("local", "submitit_local", "slurm"),
+        default="local",
+        help="where the runs play: this machine's processes, submitit jobs here, or SLURM jobs ('okl[slurm]')",
+    )
     parser.add_argument("--out", type=Path, help="figures and sections (default: figures/, figures/smoke/)")
     parser.add_argument("--report", type=Path, help="the REPRODUCTION.md to write (default: ./, or --out's)")
     args = parser.parse_args(argv)
@@ -52,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.seeds is not None and args.seeds < 1 or args.jobs < 1:
             raise OklError("--seeds and --jobs take a positive number")
+        if args.launcher != "local" and importlib.util.find_spec("submitit") is None:
+            raise OklError(f"--launcher {args.launcher} needs submitit: pip install 'okl[slurm]'")
         if args.list:
             _list(catalog.all_artefacts())
             return
@@ -89,6 +99,7 @@ def _reproduce(artefacts, args) -> int:
         args.smoke,
         run=not args.no_run,
         jobs=args.jobs,
+        launcher=args.launcher,
         out=out,
         report=args.report or (out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")),
     )

@@ -15,11 +15,15 @@ import heapq
 import multiprocessing
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from importlib.resources import files
+
+import yaml
 
 from okl import runner
+from okl.errors import OklError
 from okl.reproduce.sweep import Run, compose_config
 from okl.store import FINISHED
 
@@ -60,8 +64,9 @@ class Pool:
     trained learner outlives its run. ``busy_s`` sums the runs' wall times, so :attr:`utilisation` is the
     share of the workers' time spent playing."""
 
-    def __init__(self, jobs: int = 1, fresh: bool = False, say=print) -> None:
+    def __init__(self, jobs: int = 1, fresh: bool = False, say=print, launcher: str = "local", folder=None) -> None:
         self.jobs, self.fresh, self.say = jobs, fresh, say
+        self.launcher, self.folder = launcher, folder
         self._queue: list[_Queued] = []
         self._pending: dict[str, _Queued] = {}  # run directory -> its entry, queued or playing
         self._running: dict[Future, _Queued] = {}
@@ -70,7 +75,9 @@ class Pool:
         self.busy_s = 0.0
         self._start = time.perf_counter()
 
-    def _new_executor(self) -> ProcessPoolExecutor | None:
+    def _new_executor(self) -> ProcessPoolExecutor | _Submitit | None:
+        if self.launcher != "local":
+            return _Submitit(self.jobs, self.launcher, self.folder)
         if self.jobs == 1 and not self.fresh:
             return None
         context = multiprocessing.get_context("spawn")
@@ -169,6 +176,35 @@ class Pool:
     def close(self, cancel: bool = False) -> None:
         if self._executor is not None:
             self._executor.shutdown(cancel_futures=cancel)
+
+
+class _Submitit(ThreadPoolExecutor):
+    """Runs as submitit jobs, ``jobs`` at a time: on this machine's processes (``submitit_local``) or SLURM
+    (``slurm``), with the settings of ``conf/hydra/launcher/slurm.yaml`` (``okl-run -m hydra/launcher=slurm``'s).
+    Each of the ``jobs`` threads submits one job and waits for it, so the pool sees ordinary futures."""
+
+    def __init__(self, jobs: int, launcher: str, folder) -> None:
+        super().__init__(jobs)
+        try:
+            import submitit
+        except ImportError:
+            raise OklError(f"--launcher {launcher} needs submitit: pip install 'okl[slurm]'") from None
+        self.executor = submitit.AutoExecutor(
+            folder=folder, cluster="local" if launcher == "submitit_local" else "slurm"
+        )
+        self.executor.update_parameters(**_slurm_settings(launcher == "slurm"))
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return super().submit(lambda: self.executor.submit(fn, *args, **kwargs).result())
+
+
+def _slurm_settings(slurm: bool) -> dict:
+    """submitit's parameters from the SLURM launcher's config (the SLURM-only ones on a cluster only)."""
+    node = yaml.safe_load((files("okl.conf") / "hydra" / "launcher" / "slurm.yaml").read_text())
+    settings = {k: node[k] for k in ("timeout_min", "cpus_per_task", "tasks_per_node", "mem_gb")}
+    if slurm:
+        settings |= {f"slurm_{k}": node[k] for k in ("partition", "setup") if node.get(k) is not None}
+    return settings
 
 
 def _in_child(overrides: tuple[str, ...]) -> tuple[str, str, float]:

@@ -35,6 +35,7 @@ class Options:
     report: Path = Path("REPRODUCTION.md")
     roots: tuple[str | None, ...] = (None,)  # results roots: each run is played once per root (None: sink.root)
     fresh: bool = False  # a process of its own per run (its peak RSS is its own)
+    launcher: str = "local"  # local (processes of this machine) | submitit_local | slurm (okl.reproduce.execute)
     command: str = "okl-reproduce"  # the command named in the report
 
     @classmethod
@@ -58,7 +59,7 @@ class Outcome:
 def reproduce_all(artefacts: list[Artefact], options: Options, say=print) -> list[Outcome]:
     """Every artefact: their missing runs in one pool (:class:`execute.Pool`, longest expected first), each
     artefact drawn as soon as its runs (then its replays) are done; returns their outcomes."""
-    pool = execute.Pool(options.jobs, options.fresh, say)
+    pool = execute.Pool(options.jobs, options.fresh, say, options.launcher, options.out / ".submitit" / "%j")
     history = _history(options)
     states = []
     for i, artefact in enumerate(artefacts, 1):
