@@ -1,102 +1,83 @@
-"""Hyperparameter search (Optuna's Hydra sweeper, the optuna extra): the README's study, its objective (the
-run's average loss), a diverging trial, reuse of complete runs, and the tuning preset on a prefix of casp."""
+"""okl-tune (okl.tune, the optuna extra): a study on a prefix that prunes and resumes, the report on the rest."""
 
-import math
+from __future__ import annotations
+
+import ast
 import re
-import shlex
-from pathlib import Path
 
-import yaml
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import call
 
 from okl import results
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def readme_command(marker: str) -> list[str]:
-    """The arguments of the README's okl-run line that contains ``marker``."""
-    (line,) = [line for line in README.read_text().splitlines() if marker in line and line.startswith("okl-run")]
-    return shlex.split(line.split("  #")[0])[1:]
+from okl.cli import tune as tune_cli
+from okl.store import find
 
 
-def study(root: Path) -> dict:
-    (path,) = root.glob(".sweeps/*/optimization_results.yaml")
-    return yaml.safe_load(path.read_text())
+@pytest.fixture
+def data_file(tmp_path, no_data):
+    g = np.random.default_rng(0)
+    X = g.random((1200, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.05 * g.standard_normal(1200)
+    path = tmp_path / "stream.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(path, index=False)
+    return path
 
 
-def test_the_readmes_study_minimises_the_runs_average_loss_and_reuses_them(okl_run, results_root):
-    argv = readme_command("hydra/sweeper=optuna")
-    assert "hydra.sweeper.n_trials=4" in argv
-    code, out, err = okl_run(*argv)
+def tune(capsys, data_file, *extra):
+    argv = [
+        "dataset=file", f"dataset.path={data_file}", "dataset.target=y", "learner=pkawv_taylor", "M=2",
+        "lam=loguniform(1e-3,10)", "sigma=loguniform(0.05,20)", "--prefix", "600", "--seeds", "2", *extra,
+    ]  # fmt: skip
+    return call(lambda: tune_cli.main(argv), capsys)
+
+
+def test_a_study_prunes_then_reports_its_best_values_on_the_rest(results_root, data_file, capsys):
+    code, out, err = tune(capsys, data_file, "--trials", "14")
     assert code == 0, err
-    runs = results.runs(results_root)
-    assert len(runs) == 4 and (runs.status == "complete").all()
-    best = study(results_root)
-    assert best["best_value"] == runs.average_loss.min()
-    (winner,) = runs[runs.average_loss == runs.average_loss.min()].to_dict("records")
-    assert best["best_params"]["sigma"] == winner["learner.sigma"]
-    assert best["best_params"]["lam"] == winner["learner.lam"]
+    trials = re.findall(r"trial #(\d+): (.*): (pruned|[\d.e+-]+)$", out, re.M)
+    assert [int(n) for n, _, _ in trials] == list(range(14))
+    pruned = [n for n, _, value in trials if value == "pruned"]
+    assert pruned and f"best of 14 trials ({len(pruned)} pruned)" in out
+    runs = results.runs(results_root, status=None)
+    stopped = runs[runs.status == "pruned"]
+    assert len(stopped) >= len(pruned) and (stopped.rounds < 600).all()  # a pruned trial's run ends early
+    best = ast.literal_eval(re.search(r"best of [^:]*: (\{.*\}) ->", out)[1])
+    report = runs[runs["dataset.skip"] == 600]
+    assert len(report) == 2 and set(report.rounds) == {600}  # the rest of the stream, both seeds
+    assert np.allclose(report["learner.sigma"].astype(float), best["sigma"])
+    assert np.allclose(report["learner.lam"].astype(float), best["lam"])
+    quoted = float(re.search(r"report on the rest of the stream .*: ([\d.e-]+)$", out, re.M)[1])
+    assert quoted == pytest.approx(report.average_loss.mean(), rel=1e-5)
 
-    code, again, err = okl_run(*argv)  # the seeded sampler proposes the same trials: their runs are reused
-    assert code == 0, err
-    assert again.count("already complete") == 4
-    assert len(results.runs(results_root)) == 4
 
-
-def test_a_study_kept_in_a_database_goes_on_where_it_stopped(okl_run, results_root, tmp_path):
-    storage = f"hydra.sweeper.storage=sqlite:///{tmp_path / 'study.db'}"
-    argv = (
-        "-m",
-        "hydra/sweeper=optuna",
-        storage,
-        "hydra.sweeper.study_name=s",
-        "hydra.sweeper.n_trials=2",
-        "hydra.sweeper.sampler.seed=0",
-        "sigma=interval(0.5,4)",
-        "n=300",
-    )
-    for _ in range(2):
-        code, _, err = okl_run(*argv)
-        assert code == 0, err
+def test_the_same_command_continues_the_study_with_new_proposals(results_root, data_file, capsys):
+    assert tune(capsys, data_file, "--trials", "4", "--pruner", "none")[0] == 0
+    code, out, _ = tune(capsys, data_file, "--trials", "7", "--pruner", "none")
+    assert code == 0 and "4 trials there, 3 to play" in out
+    assert re.findall(r"trial #(\d+):", out) == ["4", "5", "6"]
     import optuna
 
-    trials = optuna.load_study(study_name="s", storage=storage.split("=", 1)[1]).trials
-    assert len(trials) == 4 and all(t.state.name == "COMPLETE" for t in trials)
-    # the same sampler seed proposes its first trials again (README): recorded twice, played once
-    assert len({t.params["sigma"] for t in trials}) == 2 and len(results.runs(results_root)) == 2
+    (summary,) = optuna.get_all_study_summaries(storage=f"sqlite:///{results_root.resolve() / 'okl-tune.db'}")
+    study = optuna.load_study(study_name=summary.study_name, storage=f"sqlite:///{results_root / 'okl-tune.db'}")
+    proposals = [tuple(t.params.values()) for t in study.trials]
+    assert len(study.trials) == 7 and len(set(proposals)) == 7  # the resumed sampler did not propose again
+    assert len(list(find(results_root))) >= 7 * 2  # every trial's runs are ordinary runs
 
 
-def test_a_trial_that_diverges_counts_as_infinite_and_the_study_goes_on(okl_run, results_root):
-    code, _, err = okl_run(
-        "-m",
-        "hydra/sweeper=optuna",
-        "hydra/sweeper/sampler=grid",
-        "hydra.sweeper.n_trials=2",
-        "learner=fogd",
-        "learner.D=20",
-        "learner.eta=choice(0.05,1000)",
-        "n=500",
-    )
-    assert code == 0, err
-    assert re.search(r"okl-run: fogd predicted .* at round [\d,]+, a non-finite loss.*: the trial counts as \+inf", err)
-    runs = results.runs(results_root).set_index("learner.eta")
-    assert runs.loc[1000.0, "status"] == "failed" and runs.loc[0.05, "status"] == "complete"
-    assert study(results_root)["best_value"] == runs.loc[0.05, "average_loss"]
-    assert math.isfinite(study(results_root)["best_value"])
-
-
-def test_a_failed_run_still_stops_a_grid_sweep(okl_run):
-    code, _, err = okl_run("-m", "learner=fogd", "learner.D=20", "learner.eta=1000", "n=500")
-    assert code == 2 and "a non-finite loss" in err
-
-
-def test_the_tuning_preset_studies_a_prefix_of_casp(okl_run, results_root, mirror):
-    code, _, err = okl_run("-m", "experiment=tune_pkawv_casp", "hydra.sweeper.n_trials=2", "dataset.length=300")
-    assert code == 0, err
-    runs = results.runs(results_root)
-    assert len(runs) == 2 and (runs.planned_rounds == 300).all() and (runs["learner.M"] == 2).all()
-    assert runs["learner.sigma"].between(0.1, 10).all() and runs["learner.lam"].between(1e-4, 10).all()
-    code, out, err = okl_run("experiment=tune_pkawv_casp", "dataset.skip=300", "dataset.length=200", "sigma=0.7")
-    assert code == 0, err
-    report = results.runs(results_root, status="complete").query("`dataset.skip` == 300")
-    assert len(report) == 1 and report.planned_rounds.iloc[0] == 200
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["lam=loguniform(1)", "--prefix", "10"], r"'lam=loguniform\(1\)': loguniform takes two numbers, low>0 < high"),
+        (["lam=beta(1,2)", "--prefix", "10"], r"'lam=beta\(1,2\)': unknown distribution 'beta'; use one of loguniform"),
+        (["lam=0.1", "--prefix", "10"], r"nothing to tune: give at least one key as a distribution"),
+        (
+            ["lam=loguniform(1e-3,1)", "--prefix", "10"],
+            r"--prefix needs a dataset with dataset.skip and dataset.length",
+        ),
+    ],
+)
+def test_bad_studies_are_one_line_errors(results_root, capsys, argv, message):
+    code, out, err = call(lambda: tune_cli.main(argv), capsys)
+    assert code == 2 and re.search(message, err) and err.count("\n") == 1, err

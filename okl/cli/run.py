@@ -14,7 +14,6 @@ sweep, with a line on stdout: identical runs of one sweep share a directory).
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sys
@@ -57,8 +56,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _task(cfg) -> float:
-    """Play the run; return its average loss, which a sweeper that minimises (Optuna's) reads as the objective
-    (+inf for a run that failed, such as a step size that diverged, so that the study goes on)."""
+    """Play the run; return its average loss (what a Hydra sweeper that optimises would read)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
@@ -76,9 +74,6 @@ def _task(cfg) -> float:
         if outcome.skipped and outcome.status == "running" and not multirun:
             _fail(f"{outcome.summary(plan)}; run the command again once it has finished", BUSY)
         print(outcome.summary(plan), flush=True)
-        if outcome.status == "failed" and multirun and _minimising():
-            print(f"{PROG}: {outcome.error}: the trial counts as +inf", file=sys.stderr)
-            return math.inf  # a run that failed (diverged) is the worst trial; the study goes on
         if outcome.status == "failed":
             raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
     except OklError as exc:
@@ -88,13 +83,6 @@ def _task(cfg) -> float:
     if outcome.status == "interrupted" or outcome.unfinished:
         raise Interrupted(outcome.signum)
     return outcome.average_loss
-
-
-def _minimising() -> bool:
-    """The sweep is an Optuna study (``hydra/sweeper=optuna``), which minimises the runs' losses."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return "optuna" in str(HydraConfig.get().sweeper.get("_target_", ""))
 
 
 def describe(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,7 +36,7 @@ from okl import analyses
 from okl.analyses import heldout
 from okl.config import Plan
 from okl.errors import DataError, Interrupted, OklError, ResourceError
-from okl.runner.play import Position, Timeout, play, prepare
+from okl.runner.play import Position, Stop, Timeout, play, prepare
 from okl.store import Manifest, RoundWriter, RunDir
 from okl.system import blas, git_state, peak_rss, reset_peak_rss, tune_allocator, versions
 
@@ -85,8 +85,10 @@ class Outcome:
         )
 
 
-def execute(plan: Plan, progress: bool) -> Outcome:
-    """Run ``plan`` to completion (or timeout / interruption / failure), then its analyses; return its outcome."""
+def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | None = None) -> Outcome:
+    """Run ``plan`` to completion (or timeout / interruption / failure), then its analyses; return its outcome.
+    ``observe(t, average loss)`` is called after each block; raising :class:`~okl.runner.play.Stop` ends the run
+    there with status ``pruned`` (its rounds kept; a tuning study's pruner, :mod:`okl.tune`)."""
     run = plan.run_dir()
     if not finished(plan):
         plan.dataset.open()  # files obtained and checked (a one-line error) before anything is written
@@ -99,7 +101,7 @@ def execute(plan: Plan, progress: bool) -> Outcome:
                 outcome = Outcome(previous.status, previous.rounds, previous.average_loss, run, skipped=True)
                 learner = _final_learner(run, previous, plan)
             else:
-                outcome, learner = _played(plan, run, previous, progress), plan.learner
+                outcome, learner = _played(plan, run, previous, progress, observe), plan.learner
             if outcome.status in ("complete", "timeout") and outcome.rounds:
                 try:
                     with _sigterm_as_interrupt():
@@ -193,7 +195,7 @@ def _final_learner(run: RunDir, manifest: Manifest, plan: Plan):
     return plan.learner
 
 
-def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool) -> Outcome:
+def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, observe=None) -> Outcome:
     tune_allocator()
     reset_peak_rss()  # the run's own peak, whatever the process did before (a worker plays many runs)
     writer = RoundWriter(run, plan.sink.part_rows, plan.sink.part_seconds)
@@ -238,9 +240,11 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool) 
             if state is None:
                 prepare(plan, position)
             try:
-                play(plan, writer, position, bar, snapshot)
+                play(plan, writer, position, bar, snapshot, observe)
             except Timeout:
                 status = "timeout"
+            except Stop:  # its observer ended it (a pruned trial): the rounds played are kept
+                status = "pruned"
     except KeyboardInterrupt as exc:
         status, signum = "interrupted", getattr(exc, "signum", signal.SIGINT)
     except OklError as exc:

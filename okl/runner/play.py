@@ -34,6 +34,10 @@ class Timeout(Exception):
     """The learner's time exceeded ``timeout_s`` (checked after each block)."""
 
 
+class Stop(Exception):
+    """Raised by a run's observer (:func:`play`'s ``observe``) to end it there: a tuning study pruning a trial."""
+
+
 @dataclass
 class Position:
     """How far a run got: rounds played, cumulative loss and times. Saved with each snapshot."""
@@ -85,9 +89,17 @@ def _blocks(plan: Plan, position: Position) -> Iterator[tuple[np.ndarray, np.nda
             start += size
 
 
-def play(plan: Plan, writer: RoundWriter, position: Position, bar: tqdm, snapshot: Callable | None) -> None:
+def play(
+    plan: Plan,
+    writer: RoundWriter,
+    position: Position,
+    bar: tqdm,
+    snapshot: Callable | None,
+    observe: Callable[[int, float], None] | None = None,
+) -> None:
     """Play from ``position`` to the end of the stream (or raise :class:`Timeout`); a part that is due closes
-    after a block, with ``snapshot`` (the state to resume from) when given."""
+    after a block, with ``snapshot`` (the state to resume from) when given. ``observe(t, average loss)`` is
+    called after each block (it may raise :class:`Stop`)."""
     learner, block, loss_fn = plan.learner, plan.run.block, plan.loss[1]
     timeout_ns = None if plan.run.timeout_s is None else int(plan.run.timeout_s * 1e9)
     blocks = _blocks(plan, position)
@@ -138,3 +150,5 @@ def play(plan: Plan, writer: RoundWriter, position: Position, bar: tqdm, snapsho
         bar.set_postfix(avg_loss=f"{position.average:.4g}", refresh=False)
         if timeout_ns is not None and position.learner_ns > timeout_ns:
             raise Timeout
+        if observe is not None:
+            observe(position.t, position.average)

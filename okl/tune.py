@@ -1,0 +1,193 @@
+"""Hyperparameter studies (``okl-tune``, the optuna extra): tune on a prefix of the stream, report on the rest.
+
+A study searches the keys given as Optuna distributions (:func:`parse_space`: ``lam=loguniform(1e-4,10)``,
+``sigma=uniform(0.1,2)``, ``M=int(1,4)``, ``kors=choice(eq4,code)``); every other argument is an ``okl-run``
+override shared by all trials. Each trial plays one ordinary run per seed (under the results root, visible to
+``okl-results``; a run already there is reused) on the stream's first ``prefix`` rounds, and scores the mean of
+their average losses. While a run plays, its average loss so far is reported to Optuna at ``CHECKPOINTS``
+evenly spaced rounds (step = seed index × ``CHECKPOINTS`` + checkpoint), so the pruner (median by default)
+stops a trial that is worse than the median of the earlier ones at the same point: its run ends there with
+status ``pruned``. When the study holds ``trials`` trials, the best values play the report runs on the rest of
+the stream (``dataset.skip=prefix``), with the same seeds: the numbers to quote, since no choice saw them.
+
+The study lives in ``<results root>/okl-tune.db`` (SQLite, ``optuna-dashboard sqlite:///results/okl-tune.db``
+shows it) under a name derived from the command (or ``--study``): running the same command again continues it
+(trial numbers go on), and the sampler is seeded with the study's seed plus the number of trials already
+there, so a resumed study proposes new points deterministically.
+
+Example::
+
+    okl-tune dataset=casp learner=pkawv_taylor 'lam=loguniform(1e-4,10)' 'sigma=loguniform(0.1,10)' \\
+        --prefix 10000 --trials 30 --seeds 3
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from okl import config, runner
+from okl.errors import ConfigError
+from okl.reproduce.sweep import compose_config
+from okl.runner.play import Stop
+
+CHECKPOINTS = 10  # reports to the pruner per run
+KINDS = ("loguniform", "uniform", "int", "choice")
+SPEC = re.compile(r"^(?P<key>[\w.]+)=(?P<kind>\w+)\((?P<args>.*)\)$")
+
+
+@dataclass
+class Study:
+    """A study's settings: the fixed overrides, the search space, the protocol and where it is stored."""
+
+    overrides: list[str]
+    space: dict[str, object]  # key -> an optuna distribution
+    prefix: int
+    trials: int = 30
+    seeds: int = 1
+    pruner: str = "median"
+    seed: int = 0
+    name: str | None = None
+    root: Path = field(default_factory=lambda: Path("results"))
+
+    @property
+    def study_name(self) -> str:
+        if self.name:
+            return self.name
+        words = sorted(self.overrides) + [f"{k}={v!r}" for k, v in sorted(self.space.items())] + [str(self.prefix)]
+        return "okl-" + hashlib.sha256(" ".join(words).encode()).hexdigest()[:10]
+
+
+def parse_space(arguments: list[str]) -> tuple[list[str], dict[str, object]]:
+    """Split command-line arguments into fixed overrides and the search space (``key=kind(args)``)."""
+    import optuna.distributions as d
+
+    fixed, space = [], {}
+    for argument in arguments:
+        found = SPEC.match(argument)
+        if not found or found["kind"] not in KINDS:
+            if found and "(" in argument:
+                raise ConfigError(
+                    f"{argument!r}: unknown distribution {found['kind']!r}; use one of {', '.join(KINDS)}"
+                )
+            fixed.append(argument)
+            continue
+        key, kind, args = found["key"], found["kind"], [a.strip() for a in found["args"].split(",") if a.strip()]
+        try:
+            if kind == "choice":
+                space[key] = d.CategoricalDistribution(args)
+                continue
+            low, high = (int(a) if kind == "int" else float(a) for a in args)
+            if not low < high or (kind == "loguniform" and low <= 0):
+                raise ValueError
+        except ValueError:
+            what = "low>0" if kind == "loguniform" else "low"
+            raise ConfigError(
+                f"{argument!r}: {kind} takes two numbers, {what} < high: {key}={kind}(low,high)"
+            ) from None
+        space[key] = (
+            d.IntDistribution(low, high) if kind == "int" else d.FloatDistribution(low, high, log=kind == "loguniform")
+        )
+    if not space:
+        raise ConfigError("nothing to tune: give at least one key as a distribution, e.g. 'lam=loguniform(1e-4,10)'")
+    return fixed, space
+
+
+def run(study: Study, say: Callable[[str], None] = print) -> dict:
+    """Complete the study to ``study.trials`` trials, then play the report runs; returns the best values, the
+    study's counts and the report's mean loss."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study.root.mkdir(parents=True, exist_ok=True)
+    storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
+    base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None
+    done = len(base.trials) if base else 0
+    pruner = (
+        optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2)
+        if study.pruner == "median"
+        else (optuna.pruners.NopPruner())
+    )
+    sampler = optuna.samplers.TPESampler(seed=study.seed + done)
+    optuna_study = optuna.create_study(
+        study_name=study.study_name,
+        storage=storage,
+        direction="minimize",
+        load_if_exists=True,
+        sampler=sampler,
+        pruner=pruner,
+    )
+    say(f"study {study.study_name} in {storage}: {done} trials there, {max(0, study.trials - done)} to play")
+    start = time.perf_counter()
+    for _ in range(max(0, study.trials - done)):
+        trial = optuna_study.ask(study.space)
+        values = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in trial.params.items())
+        try:
+            value = _objective(study, trial)
+        except Stop:
+            optuna_study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            say(f"  trial #{trial.number}: {values}: pruned")
+            continue
+        optuna_study.tell(trial, value)
+        say(f"  trial #{trial.number}: {values}: {value:.6g}")
+    states = [t.state.name for t in optuna_study.trials]
+    best = optuna_study.best_params
+    say(f"best of {len(states)} trials ({states.count('PRUNED')} pruned): {best} -> {optuna_study.best_value:.6g}")
+    report = [_play(study, best, seed, report=True) for seed in range(study.seeds)]
+    mean = sum(report) / len(report)
+    say(f"report on the rest of the stream (dataset.skip={study.prefix}), {study.seeds} seed(s): {mean:.6g}")
+    return {
+        "best": best,
+        "trials": len(states),
+        "pruned": states.count("PRUNED"),
+        "report": mean,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def _exists(study: Study, storage: str) -> bool:
+    import optuna
+
+    return study.study_name in {s.study_name for s in optuna.get_all_study_summaries(storage=storage)}
+
+
+def _objective(study: Study, trial) -> float:
+    losses = []
+    for seed in range(study.seeds):
+
+        def observe(t: int, loss: float, seed=seed, n=[0]) -> None:  # noqa: B006 (the run's checkpoint counter)
+            while n[0] < CHECKPOINTS and t >= (n[0] + 1) * study.prefix // CHECKPOINTS:
+                trial.report(loss, seed * CHECKPOINTS + n[0])
+                n[0] += 1
+                if trial.should_prune():
+                    raise Stop
+
+        losses.append(_play(study, trial.params, seed, observe=observe))
+    return sum(losses) / len(losses)
+
+
+def _play(study: Study, values: dict, seed: int, report: bool = False, observe=None) -> float:
+    """One run of the study: the fixed overrides, ``values``, the seed; on the prefix, or on the rest (report)."""
+    protocol = [f"dataset.skip={study.prefix}", "dataset.length=null"] if report else [f"dataset.length={study.prefix}"]
+    overrides = [
+        *study.overrides,
+        *(f"{k}={v}" for k, v in values.items()),
+        f"seed={seed}",
+        *protocol,
+        "progress=false",
+    ]
+    cfg = compose_config(overrides)
+    if "skip" not in cfg.dataset:
+        raise ConfigError(
+            f"--prefix needs a dataset with dataset.skip and dataset.length (the real datasets, dataset=file); "
+            f"{cfg.dataset.name} has none"
+        )
+    outcome = runner.execute(config.plan(cfg), progress=False, observe=observe)
+    if outcome.status == "pruned":
+        raise Stop
+    return math.inf if outcome.average_loss is None or outcome.status == "failed" else outcome.average_loss
