@@ -6,7 +6,8 @@
   ``run``.
 - :func:`to_mlflow`: each finished run as an MLflow run (the ``mlflow`` extra: ``pip install 'okl[mlflow]'``)
   in an experiment named ``okl``: its settings as params, its final metrics, its average loss after each
-  round as a metric history of at most ``HISTORY`` steps, tagged ``okl.run_id``; a run exported before is
+  round as a metric history of at most ``HISTORY`` steps, tagged ``okl.run_id``, and with ``figures`` (the
+  folder okl-reproduce draws into) the figure of each drawn artefact the run belongs to; a run exported before is
   skipped, so exporting again adds only the new runs. The default store is ``sqlite:///<root>/mlflow.db``
   (MLflow's file store is deprecated); ``mlflow ui --backend-store-uri sqlite:///<root>/mlflow.db`` shows it.
 
@@ -61,7 +62,7 @@ def default_uri(root: Path) -> str:
     return f"sqlite:///{root.resolve() / 'mlflow.db'}"
 
 
-def to_mlflow(root: str | Path | None = None, uri: str | None = None) -> tuple[int, int]:
+def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: Path | None = None) -> tuple[int, int]:
     """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there)."""
     try:
         from mlflow import MlflowClient
@@ -74,7 +75,12 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None) -> tuple[i
         raise OklError(f"no finished run under {str(root)!r}: nothing to export")
     client = MlflowClient(uri or default_uri(root))
     found = client.get_experiment_by_name(EXPERIMENT)
-    experiment = found.experiment_id if found else client.create_experiment(EXPERIMENT)
+    experiment = (
+        found.experiment_id
+        if found
+        else client.create_experiment(EXPERIMENT, artifact_location=(root.resolve() / "mlartifacts").as_uri())
+    )
+    drawn = _figures(figures) if figures is not None else {}
     there = {r.data.tags[TAG] for r in client.search_runs([experiment], max_results=50_000) if TAG in r.data.tags}
     logged = 0
     for row in table.to_dict("records"):
@@ -93,9 +99,24 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None) -> tuple[i
         curve = _curve(root, row["run"])
         for start in range(0, len(finals) + len(curve), 1000):
             client.log_batch(run.info.run_id, metrics=[*finals, *curve][start : start + 1000])
+        if row["run"] in drawn:
+            client.log_artifact(run.info.run_id, str(drawn[row["run"]]))
         client.set_terminated(run.info.run_id)
         logged += 1
     return logged, len(table) - logged
+
+
+def _figures(folder: Path) -> dict[str, Path]:
+    """Run id -> the figure of an artefact it belongs to, for the artefacts drawn in ``folder`` (<name>.png)."""
+    from okl.reproduce import catalog, sweep
+
+    out: dict[str, Path] = {}
+    for artefact in catalog.all_artefacts():
+        png = folder / f"{artefact.name}.png"
+        if png.is_file():
+            for run in sweep.expand(artefact.name, []):
+                out.setdefault(run.plan.run_id, png)
+    return out
 
 
 def _curve(root: Path, run: str) -> list:

@@ -58,3 +58,24 @@ def test_mlflow_holds_each_run_once_with_its_settings_metrics_and_loss_curve(two
 def test_nothing_to_export_is_one_line(results_root, capsys):
     code, out, err = call(lambda: results_cli.main(["export"]), capsys)
     assert code == 2 and err.startswith("okl-results: error: no results root at ") and err.count("\n") == 1
+
+
+def test_a_run_of_a_drawn_artefact_carries_its_figure(okl_run, results_root, tmp_path, capsys):
+    from mlflow import MlflowClient
+
+    from okl.reproduce import sweep
+
+    run = sweep.expand("pkawv_taylor_convergence", ["seed=0"])[2]
+    assert okl_run(*run.overrides, "progress=false")[0] == 0
+    assert okl_run("learner=fogd", "n=300", "progress=false")[0] == 0  # of no artefact
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "pkawv_taylor_convergence.png").write_bytes(b"\x89PNG drawn by okl-reproduce")
+    code, _, err = call(lambda: results_cli.main(["export", "--mlflow", "--figures", str(figures)]), capsys)
+    assert code == 0, err
+    client = MlflowClient(f"sqlite:///{results_root.resolve() / 'mlflow.db'}")
+    (experiment,) = [e for e in client.search_experiments() if e.name == "okl"]
+    logged = {r.data.tags["okl.run_id"]: r.info.run_id for r in client.search_runs([experiment.experiment_id])}
+    assert [a.path for a in client.list_artifacts(logged[run.plan.run_id])] == ["pkawv_taylor_convergence.png"]
+    other = next(mlflow_id for okl_id, mlflow_id in logged.items() if okl_id != run.plan.run_id)
+    assert client.list_artifacts(other) == []

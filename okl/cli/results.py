@@ -84,6 +84,7 @@ def export(argv: list[str]) -> None:
         metavar="URI",
         help="also log each run into MLflow (default store: <root>/mlflow.db)",
     )
+    parser.add_argument("--figures", type=Path, help="with --mlflow: attach each drawn artefact's figure (figures/)")
     args = parser.parse_args(argv)
 
     from okl import tracking
@@ -92,7 +93,7 @@ def export(argv: list[str]) -> None:
     try:
         print(f"runs table: {tracking.write_runs_table(args.root, args.format)}")
         if args.mlflow is not None:
-            logged, there = tracking.to_mlflow(args.root, args.mlflow or None)
+            logged, there = tracking.to_mlflow(args.root, args.mlflow or None, args.figures)
             print(f"MLflow: {logged} runs logged, {there} already there")
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
