@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import pickle
 from typing import Any
 
@@ -73,7 +74,7 @@ class Composer:
         self._shared: _SharedFilesLoader | None = None  # made at the first composition (not in a worker)
         self._parser = OverridesParser.create()
         self._groups: dict[str, bool] = {}
-        self._bases: dict[tuple[Any, ...], bytes] = {}  # pickled: unpickling copies 4x faster than deepcopy
+        self._bases: dict[tuple[Any, ...], bytes | DictConfig] = {}  # pickled: unpickling copies 4x faster
 
     @classmethod
     def current(cls) -> Composer:
@@ -108,7 +109,7 @@ class Composer:
         structure = [o.input_line for o in parsed if not self._is_value(o)]
         key = ("sweep", master_config.hydra.job.config_name, *master_config.hydra.overrides.hydra, tuple(structure))
         if key not in self._bases:
-            self._bases[key] = pickle.dumps(self._files().load_sweep_config(master_config, structure))
+            self._bases[key] = _stored(self._files().load_sweep_config(master_config, structure))
         cfg = self._finish(self._bases[key], parsed)
         OmegaConf.copy_cache(from_config=master_config, to_config=cfg)
         return cfg
@@ -122,7 +123,7 @@ class Composer:
         key = ("compose", config_name, tuple(structure))
         if key not in self._bases:
             composed = self._files().load_configuration(config_name, structure, RunMode.RUN, from_shell=False)
-            self._bases[key] = pickle.dumps(_without_hydra(composed))
+            self._bases[key] = _stored(_without_hydra(composed))
         return self._finish(self._bases[key], parsed)
 
     def _files(self) -> _SharedFilesLoader:
@@ -130,8 +131,8 @@ class Composer:
             self._shared = _SharedFilesLoader(self.loader)
         return self._shared
 
-    def _finish(self, base: bytes, parsed: list[Override]) -> DictConfig:
-        cfg = pickle.loads(base)
+    def _finish(self, base: bytes | DictConfig, parsed: list[Override]) -> DictConfig:
+        cfg = pickle.loads(base) if isinstance(base, bytes) else copy.deepcopy(base)
         ConfigLoaderImpl._apply_overrides_to_config([o for o in parsed if self._is_value(o)], cfg)
         if "hydra" in cfg:
             task = [o for o in parsed if not o.is_hydra_override()]
@@ -153,6 +154,15 @@ class Composer:
         if group not in self._groups:
             self._groups[group] = self.loader.repository.group_exists(group)
         return isinstance(override.value(), dict) or not self._groups[group]
+
+
+def _stored(cfg: DictConfig) -> bytes | DictConfig:
+    """A composed config kept for copies: pickled, or as it is when a node's class does not pickle (a class
+    Hydra's plugin scan imported again: the config holds the first import's, the module the second's)."""
+    try:
+        return pickle.dumps(cfg)
+    except pickle.PicklingError:
+        return cfg
 
 
 def _without_hydra(cfg: DictConfig) -> DictConfig:

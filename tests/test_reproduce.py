@@ -288,14 +288,16 @@ def test_artefacts_sharing_runs_play_them_once_in_the_pool(results_root, tmp_pat
     argv = ["polk_fig2_multidist", "polk_table2_multidist", "--smoke", "--jobs", "2", "--out", str(tmp_path)]
     code, stdout, _ = reproduce(capsys, *argv)
     assert code == 0 and "FAILED" not in stdout, stdout
-    assert re.search(r"^pool: 6 runs on 2 workers, \d+% busy$", stdout, re.M)  # 5 + 3, two of them shared
+    assert re.search(
+        r"^pool: 6 runs on 2 workers, \d+% busy: the runs took [\d,]+ s in the workers", stdout, re.M
+    )  # 5 + 3, 2 shared
 
 
 def test_all_artefacts_share_one_pool_and_it_reports_its_use(results_root, tmp_path, capsys):
     argv = ["pkawv_taylor_convergence", "polk_fig4_multidist", "--smoke", "--jobs", "2", "--out", str(tmp_path)]
     code, stdout, _ = reproduce(capsys, *argv)
     assert code == 0, stdout
-    assert re.search(r"^pool: 9 runs on 2 workers, \d+% busy$", stdout, re.M)
+    assert re.search(r"^pool: 9 runs on 2 workers, \d+% busy: the runs took [\d,]+ s in the workers", stdout, re.M)
     assert (tmp_path / "pkawv_taylor_convergence.png").exists() and (tmp_path / "polk_fig4_multidist.png").exists()
 
 

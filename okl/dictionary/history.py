@@ -19,6 +19,7 @@ Memory: 8 n (m + d + 1) bytes, checked before each block is allocated or grown.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -88,10 +89,11 @@ class History:
         are split in two halves, summed on two threads (one BLAS thread each) and then added: the
         split depends on the number of blocks only, so the sums are deterministic."""
         half = len(self.blocks) // 2
-        with ThreadPoolExecutor(1) as pool:
-            later = pool.submit(self._stats, range(half, len(self.blocks)), kernel, Z, L, T_inv, store)
-            first = self._stats(range(half), kernel, Z, L, T_inv, store)
-            return tuple(a + b for a, b in zip(first, later.result(), strict=True))
+        if half == 0:  # one block: nothing to split (0 + x is x, so the sums are the split's)
+            return self._stats(range(len(self.blocks)), kernel, Z, L, T_inv, store)
+        later = _helper().submit(self._stats, range(half, len(self.blocks)), kernel, Z, L, T_inv, store)
+        first = self._stats(range(half), kernel, Z, L, T_inv, store)
+        return tuple(a + b for a, b in zip(first, later.result(), strict=True))
 
     def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool) -> tuple[np.ndarray, ...]:
         m, k = self.m, len(Z)
@@ -107,3 +109,17 @@ class History:
             if store:
                 Pb[m : m + k, :used] = Psi_t
         return cross, gram, target
+
+
+_HELPER: list[ThreadPoolExecutor] = []  # the one thread that sums the second half (started on first use)
+
+
+def _helper() -> ThreadPoolExecutor:
+    """The process's helper thread, kept between calls (a thread started per call cost the per-round path of
+    the Nyström learners most of its time); a forked child starts its own."""
+    if not _HELPER:
+        _HELPER.append(ThreadPoolExecutor(1, thread_name_prefix="okl-history"))
+    return _HELPER[0]
+
+
+os.register_at_fork(after_in_child=_HELPER.clear)

@@ -61,8 +61,8 @@ class Pool:
     """Runs played ``jobs`` at a time, longest expected first; :meth:`results` yields each as it finishes and
     takes the runs submitted meanwhile. A run submitted again while it waits or plays (two artefacts sharing
     it) is played once and reported to each submitter. Every run is planned afresh where it plays, so no
-    trained learner outlives its run. ``busy_s`` sums the runs' wall times, so :attr:`utilisation` is the
-    share of the workers' time spent playing."""
+    trained learner outlives its run. ``busy_s`` sums the time each run took in its worker (planning it, playing
+    it, its post-run analyses), so :attr:`utilisation` is the share of the workers' time spent on runs."""
 
     def __init__(self, jobs: int = 1, fresh: bool = False, say=print, launcher: str = "local", folder=None) -> None:
         self.jobs, self.fresh, self.say = jobs, fresh, say
@@ -169,9 +169,14 @@ class Pool:
             yield tag, Played(queued.run, status, line)
 
     @property
+    def elapsed(self) -> float:
+        """Seconds since the pool started."""
+        return time.perf_counter() - self._start
+
+    @property
     def utilisation(self) -> float:
         """Summed run time over the workers' time since the pool started (1: no worker ever idle)."""
-        return self.busy_s / max(self.jobs * (time.perf_counter() - self._start), 1e-9)
+        return self.busy_s / max(self.jobs * self.elapsed, 1e-9)
 
     def close(self, cancel: bool = False) -> None:
         if self._executor is not None:

@@ -77,7 +77,12 @@ def reproduce_all(artefacts: list[Artefact], options: Options, say=print) -> lis
     finally:
         pool.close()
     if pool.submitted and options.jobs > 1:
-        say(f"pool: {pool.submitted} runs on {options.jobs} workers, {100 * pool.utilisation:.0f}% busy", flush=True)
+        say(
+            f"pool: {pool.submitted} runs on {options.jobs} workers, {100 * pool.utilisation:.0f}% busy: the runs took "
+            f"{pool.busy_s:,.0f} s in the workers (planning, playing, post-run analyses), "
+            f"{pool.busy_s / options.jobs:,.0f} s per worker, in {pool.elapsed:,.0f} s",
+            flush=True,
+        )
     return [state.outcome for state in states]
 
 
