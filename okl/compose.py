@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from typing import Any
+from typing import Any, ClassVar
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.config_repository import CachingConfigRepository
@@ -44,7 +44,6 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 CONFIG_NAME = "config"
-_COMPOSERS: dict[str, Composer] = {}
 SEARCHPATH = "hydra.searchpath"  # an override of the search path changes which files exist: never shared
 
 
@@ -69,6 +68,10 @@ class _SharedFilesLoader(ConfigLoaderImpl):
 class Composer:
     """Composes configs as ``loader`` (Hydra's) does, each distinct structure once (see the module)."""
 
+    # this process's composers by search path (:meth:`of`); a class attribute, so that a launcher that pickles
+    # the class by value (cloudpickle, when the class is not the module's) still finds it in its workers
+    _of: ClassVar[dict[str, Composer]] = {}
+
     def __init__(self, loader: ConfigLoaderImpl) -> None:
         self.loader = loader
         self._shared: _SharedFilesLoader | None = None  # made at the first composition (not in a worker)
@@ -86,9 +89,9 @@ class Composer:
         """This process's composer for ``loader``'s search path, kept across Hydra contexts and jobs, so that a
         process composing run after run (a pool worker, a joblib worker) reuses its work."""
         key = str(loader.get_search_path())
-        if key not in _COMPOSERS:
-            _COMPOSERS[key] = cls(loader)
-        return _COMPOSERS[key]
+        if key not in cls._of:
+            cls._of[key] = cls(loader)
+        return cls._of[key]
 
     def __getattr__(self, name: str) -> Any:
         """Everything else a launcher may ask of Hydra's config loader (its search path, its sources)."""
