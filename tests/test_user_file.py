@@ -167,6 +167,7 @@ def test_a_file_sweep_under_the_joblib_launcher(okl_run, results_root, tmp_path,
         "learner=fogd",
         "seed=0,1",
         "dataset.shuffle=true",
+        f"sink.root={results_root}",  # loky's workers outlive a test and keep the OKL_RESULTS they started with
     )
     assert code == 0, err
     table = results.runs(results_root)
