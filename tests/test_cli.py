@@ -98,7 +98,10 @@ def test_sweep_writes_one_directory_per_run(okl_run, results_root):
 
 
 def test_joblib_sweep_runs_in_parallel_with_one_blas_thread_per_worker(okl_run, results_root):
-    code, _, err = okl_run("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1", *FAST)
+    # sink.root named: loky's workers outlive a test and keep the OKL_RESULTS they started with
+    code, _, err = okl_run(
+        "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1", f"sink.root={results_root}", *FAST
+    )
     assert code == 0, err
     runs = results.runs()
     assert sorted(runs.seed) == [0, 1] and (runs.status == "complete").all()
