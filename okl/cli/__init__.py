@@ -1,6 +1,7 @@
 """The console scripts: ``okl-run`` (:mod:`okl.cli.run`), ``okl-data`` (:mod:`okl.cli.data`), ``okl-regret``
-(:mod:`okl.cli.regret`), ``okl-results`` (:mod:`okl.cli.results`), ``okl-reproduce`` (:mod:`okl.cli.reproduce`)
-and ``okl-bench`` (:mod:`okl.cli.bench`). Each ``main`` is wrapped by :func:`command`."""
+(:mod:`okl.cli.regret`), ``okl-results`` (:mod:`okl.cli.results`), ``okl-reproduce`` (:mod:`okl.cli.reproduce`),
+``okl-tune`` (:mod:`okl.cli.tune`) and ``okl-bench`` (:mod:`okl.cli.bench`). Each ``main`` is wrapped by
+:func:`command`."""
 
 from __future__ import annotations
 
