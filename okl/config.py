@@ -207,10 +207,12 @@ def unused_keys(cfg: DictConfig, given: Iterable[str]) -> dict[str, str]:
     """What is wrong with each shared top-level key in ``given`` (the keys the user set) that the selected
     learner does not read: no group interpolates it (``sigma: ${sigma}``), so ``okl-run learner=raker sigma=2``
     would run with raker's own σ² and silently ignore σ = 2. Each message names what to set instead."""
+    given, found = set(given) & set(SHARED), {}
+    if not given:
+        return found
     used = json.dumps([OmegaConf.to_container(cfg[group], resolve=False) for group in GROUPS])
     learner = LEARNERS.get(cfg.learner.name)
     fields = {f.name: f for f in dataclasses.fields(learner.Params)}
-    given, found = set(given), {}
     for key in (k for k in SHARED if k in given):
         if re.search(rf"\$\{{(oc\.select:)?{key}[,}}]", used):
             continue

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
 from hydra_plugins import okl_sweeper
-from okl.compose import Composer
+from okl.compose import Composer, kept_folder
 
 JOBS = [
     [],
@@ -73,13 +73,15 @@ def test_errors_are_hydras(hydra_context, job):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_one_composition_per_structure(hydra_context, monkeypatch):
+@pytest.fixture
+def nothing_kept(tmp_path, monkeypatch):
+    """An empty cache of kept compositions (the session's home keeps those of earlier tests)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def test_one_composition_per_structure(hydra_context, monkeypatch, nothing_kept):
     composer = Composer(hydra_context)
-    calls = []
-    original = type(composer._files()).load_configuration
-    monkeypatch.setattr(
-        type(composer._files()), "load_configuration", lambda self, *a, **k: calls.append(a) or original(self, *a, **k)
-    )
+    calls = _counting(composer, monkeypatch)
     for seed in range(5):
         for learner in ("fogd", "pkawv_taylor"):
             composer.compose([f"learner={learner}", f"seed={seed}", f"lam={seed + 1}"])
@@ -89,3 +91,51 @@ def test_one_composition_per_structure(hydra_context, monkeypatch):
 def test_okl_run_sweeps_through_the_composer(hydra_context):
     okl_sweeper.install()  # as okl-run does
     assert compose("config", return_hydra_config=True).hydra.sweeper._target_ == "hydra_plugins.okl_sweeper.OklSweeper"
+
+
+def _counting(composer: Composer, monkeypatch) -> list:
+    calls = []
+    original = type(composer._files()).load_configuration
+    monkeypatch.setattr(
+        type(composer._files()), "load_configuration", lambda self, *a, **k: calls.append(a) or original(self, *a, **k)
+    )
+    return calls
+
+
+def test_compositions_are_kept_for_the_next_process(hydra_context, monkeypatch, nothing_kept):
+    """A new process (here a new composer) reads each structure another composed from the data directory."""
+    first = Composer(hydra_context)
+    for job in JOBS:
+        first.compose(job)
+    assert list(kept_folder().glob("*/*.pkl"))
+    second = Composer(hydra_context)
+    calls = _counting(second, monkeypatch)
+    for job in JOBS:
+        _same(second.compose(job), compose("config", overrides=job))
+    assert calls == []
+
+
+def test_a_changed_config_file_is_composed_again(tmp_path, nothing_kept):
+    """The kept compositions belong to the files' contents: an edited file (or schema, or version) is read."""
+    folder = tmp_path / "conf"
+    (folder / "learner").mkdir(parents=True)
+    (folder / "config.yaml").write_text("defaults:\n  - learner: a\n  - _self_\nseed: 0\n")
+    (folder / "learner" / "a.yaml").write_text("eta: 1.0\n")
+    from hydra import initialize_config_dir
+
+    def composed(job):
+        with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+            return Composer(GlobalHydra.instance().config_loader()).compose(job)
+
+    assert composed(["seed=2"]).learner.eta == 1.0
+    (folder / "learner" / "a.yaml").write_text("eta: 0.5\n")
+    assert composed(["seed=2"]).learner.eta == 0.5
+    assert composed(["seed=3"]).learner.eta == 0.5
+    assert len(list(kept_folder().iterdir())) == 2  # one folder per version of the files
+
+
+def test_a_damaged_kept_composition_is_composed_again(hydra_context, nothing_kept):
+    Composer(hydra_context).compose(["learner=fogd"])
+    for kept in kept_folder().glob("*/*.pkl"):
+        kept.write_bytes(b"not a pickle")
+    _same(Composer(hydra_context).compose(["learner=fogd"]), compose("config", overrides=["learner=fogd"]))

@@ -63,7 +63,7 @@ def test_seeds_set_on_one_composition_reach_stream_and_learner(no_data):
 
 
 def test_every_artefact_plans_its_runs_without_reading_data(no_data):
-    """The largest preset (140 runs on cod-rna and ijcnn1) expands with no dataset anywhere; its runs plan the
+    """Table 2's preset (140 runs on cod-rna and ijcnn1) expands with no dataset anywhere; its runs plan the
     catalog's rounds (cod-rna.t alone, ijcnn1's two parts) as they will play them."""
     runs = sweep.expand("pros_n_kons_table2", [])
     assert len(runs) == 140 and {r.plan.rounds for r in runs} == {271_617, 141_691}
@@ -385,3 +385,16 @@ def test_a_smoke_artefact_reproduces_through_submitit_jobs(results_root, tmp_pat
     assert all("submitit" in r.manifest().argv[0] for r in runs)  # played by a submitit job, not this process
     assert "1 of 1 drawn" in out and (tmp_path / "polk_fig3_multidist.png").is_file()
     assert len([job for job in (tmp_path / ".submitit").iterdir() if job.name.isdigit()]) == 4  # one job per run
+
+
+def test_okl_bench_times_the_planning_of_the_largest_preset(no_data):
+    """BENCHMARKS.md's planning line: two fresh processes, the second reading the compositions the first kept."""
+    line = bench_cli.planning()
+    found = re.fullmatch(
+        r"Planning the largest preset, `okl-reproduce pros_n_kons_table1` \((\d+) runs, no data read\): "
+        r"([\d.]+) s on a new machine, ([\d.]+) s once its compositions are kept \(`~/.cache/okl-compose/`\)\.",
+        line,
+    )
+    assert found, line
+    assert int(found[1]) == max(len(sweep.combinations(p.name, [])) for p in catalog.all_artefacts())
+    assert not no_data.exists()

@@ -11,11 +11,16 @@ Each case is an artefact (``okl/reproduce/artefacts/bench_*.yaml``) with its pre
 fresh process with one BLAS thread, under a scratch results root, so nothing is reused and each run's
 peak RSS is its own. Cases whose data is absent are skipped with the fetch command. Exit status 1 if a
 run fails, 2 on bad arguments, 130 on Ctrl-C.
+
+The report also times the planning of the largest preset (:func:`planning`): what ``okl-reproduce`` does
+before its first run, on a new machine and once the compositions are kept (:mod:`okl.compose`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +30,11 @@ from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-bench"
+LARGEST = "pros_n_kons_table1"  # the preset with the most runs (160; a test checks)
+EXPAND = (
+    "import sys, time; from okl.reproduce import sweep; start = time.perf_counter(); "
+    "runs = sweep.expand(sys.argv[1], []); print(len(runs), time.perf_counter() - start)"
+)
 
 
 @command
@@ -71,10 +81,26 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         sys.exit(130)
-    timing = report.reproduction_timing(Path("figures"))
+    timing = f"{report.reproduction_timing(Path('figures'))}\n\n{planning()}"
     path = report.assemble(out, options.report, catalog.BENCH, report.BENCHMARKS, repeats=repeats, reproduction=timing)
     print(f"\n{len(cases)} cases in {time.perf_counter() - start:.0f} s; report {path}")
     failures = failure_lines(outcomes)
     for line in failures:
         print(line)
     sys.exit(1 if failures else 0)
+
+
+def planning(preset: str = LARGEST) -> str:
+    """One line on the time a new process takes to expand ``preset`` into its runs and plan each (no data
+    read), with an empty user cache (a new machine), then again with the compositions the first kept."""
+    with tempfile.TemporaryDirectory(prefix="okl-bench-plan-") as cache:
+        env = {**os.environ, "XDG_CACHE_HOME": cache}
+        timed = [
+            subprocess.run([sys.executable, "-c", EXPAND, preset], env=env, capture_output=True, text=True, check=True)
+            for _ in range(2)
+        ]
+    (runs, new), (_, kept) = (t.stdout.split() for t in timed)
+    return (
+        f"Planning the largest preset, `okl-reproduce {preset}` ({runs} runs, no data read): {float(new):.2f} s "
+        f"on a new machine, {float(kept):.2f} s once its compositions are kept (`~/.cache/okl-compose/`)."
+    )

@@ -138,7 +138,7 @@ class Pool:
                 continue
             queued.shown = now
             manifest = queued.run.plan.run_dir().manifest()
-            rounds = manifest.rounds if manifest and manifest.status == "running" else 0
+            rounds = manifest.rounds if manifest else 0  # "complete" before the future says done
             planned = queued.run.plan.rounds
             self.say(
                 f"  … {queued.run.label}: {rounds:,} of {planned:,} rounds saved ({100 * rounds / planned:.0f}%), "
