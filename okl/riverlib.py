@@ -35,10 +35,20 @@ def require() -> ModuleType:
     return river
 
 
+OKL = "okl.river."  # okl's own river estimators, the one path outside river's that resolve() takes
+
+
 def resolve(path: str, what: str) -> object:
-    """The object ``river.<path>`` (``neighbors.KNNRegressor``, ``datasets.TrumpApproval``); ``what`` names
-    the config key in errors."""
+    """The object ``river.<path>`` (``neighbors.KNNRegressor``, ``datasets.TrumpApproval``), or one of okl's
+    river estimators (``okl.river.Regressor``: okl's learners in river's pipelines); ``what`` names the config
+    key in errors."""
     require()
+    if str(path).startswith(OKL):
+        found = importlib.import_module(OKL.rstrip("."))  # imported here: okl.river sits above the learners
+        name = str(path)[len(OKL) :]
+        if name not in found.__all__:
+            raise ConfigError(f"{what} {path!r}: okl.river has {', '.join(found.__all__)}")
+        return getattr(found, name)
     module, _, name = str(path).rpartition(".")
     if not module or not name:
         raise ConfigError(f"{what} {path!r} is not a dotted path under river.: e.g. neighbors.KNNRegressor")

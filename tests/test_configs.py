@@ -118,7 +118,8 @@ def test_raker_figure_preset_uses_the_papers_settings(composed, arm):
     assert (plan.dataset.params.changes, plan.dataset.n) == (3, 20000)
     p = plan.learner.params
     if arm == "rbf_01":  # η = 1/√T, σ² = 0.1
-        assert p.eta is None and plan.learner.eta == pytest.approx(20000**-0.5) and p.sigma**2 == pytest.approx(0.1)
+        assert p.eta is None and plan.learner.eta.constant == pytest.approx(20000**-0.5)
+        assert p.sigma**2 == pytest.approx(0.1)
     elif arm == "raker_code":
         assert p.variant == "code"
     else:  # §4: σ² ∈ {0.1, 1, 10}, η = 0.5, λ = 0.01

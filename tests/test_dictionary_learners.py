@@ -510,3 +510,25 @@ def test_runs_of_dictionary_learners_report_the_effective_dimension(okl_run, res
     assert (exact["method"], estimate["method"], exact["gamma"], exact["rounds"]) == ("exact", "nystrom", 0.5, 2000)
     assert 0.9 * exact["value"] < estimate["value"] <= exact["value"]
     assert 0 < estimate["dictionary"] < 2000
+
+
+def test_a_round_played_one_input_at_a_time_passes_over_the_history_once_per_added_point(monkeypatch):
+    """river's predict_one(x_t) then learn_one(x_t, y_t): the prediction's pass over the past rounds at a point
+    joining the dictionary is the one its addition reuses (two passes per point cost the per-round path half
+    its time), and the embedding and KORS projection of x_t are computed once."""
+    from okl.dictionary.history import History
+
+    passes = []
+    original = History._stats
+    monkeypatch.setattr(History, "_stats", lambda self, *a, **k: passes.append(1) or original(self, *a, **k))
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (300, 3)), rng.normal(size=300)
+    learner = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1)
+    reference = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1).predict_learn_block(X, y)
+    passes.clear()
+    ours = []
+    for x_t, y_t in zip(X, y, strict=True):
+        ours.append(learner.predict_one(x_t))
+        learner.learn_one(x_t, y_t)
+    assert len(passes) == learner.model_size  # one pass per point added (two before)
+    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)

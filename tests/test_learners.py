@@ -200,22 +200,33 @@ def test_pkrr_taylor_is_pkawv_without_the_leverage_correction():
     assert not np.allclose(awv, ridge)
 
 
-def test_fogd_is_online_gradient_descent_on_random_features():
+@pytest.mark.parametrize(
+    ("keys", "step"),
+    [(dict(eta=0.3), lambda t: 0.3), (dict(lam=0.1), lambda t: 1 / np.sqrt(t))],  # anytime η_t = 1/√t without n
+    ids=["constant", "anytime"],
+)
+def test_fogd_is_online_gradient_descent_on_random_features(keys, step):
     X, y = stream(300, 3)
-    learner = FOGD(3, D=32, sigma=0.7, eta=0.3, seed=4)
-    Z = learner.features.transform(X)
+    learner = FOGD(3, D=32, sigma=0.7, seed=4, **keys)
+    Z, lam = learner.features.transform(X), keys.get("lam", 0.0)
     w, ref = np.zeros(Z.shape[1]), np.empty(len(y))
     for t in range(len(y)):
         ref[t] = w @ Z[t]
-        w -= 0.3 * 2 * (ref[t] - y[t]) * Z[t]
+        w = (1 - step(t + 1) * lam) * w - step(t + 1) * 2 * (ref[t] - y[t]) * Z[t]
     assert relative_gap(play_blocks(learner, X, y, (64,)), ref) < 1e-12
 
 
 @pytest.mark.parametrize("name", ["fogd", "nogd", "rbf_ogd"])
-def test_first_order_default_step_is_one_over_sqrt_n(name):
-    assert LEARNERS.get(name)(3, horizon=10_000).eta == pytest.approx(0.01)
-    with pytest.raises(ConfigError, match=f"{name}: eta=null means 1/√n"):
-        LEARNERS.get(name)(3)
+def test_first_order_default_step_is_one_over_sqrt_n_or_anytime_without_n(name):
+    """η = 1/√n for a run of n known rounds (the papers' baselines); without n (a river estimator) the anytime
+    η_t = 1/√t, the same in blocks as round by round."""
+    assert LEARNERS.get(name)(3, horizon=10_000).eta.next(3) == pytest.approx([0.01] * 3)
+    assert LEARNERS.get(name)(3).eta.next(4) == pytest.approx([1, 1 / np.sqrt(2), 1 / np.sqrt(3), 0.5])
+    X, y = stream(300, 3)
+    settings = {k: v for k, v in SETTINGS[name].items() if k != "eta"}
+    blocks = play_blocks(LEARNERS.get(name)(3, **settings), X, y, (5, 1, 130, 17))
+    assert relative_gap(blocks, play_loop(LEARNERS.get(name)(3, **settings), X, y)) < 1e-9
+    assert relative_gap(blocks, play_loop(LEARNERS.get(name)(3, horizon=300, **settings), X, y)) > 1e-3
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])

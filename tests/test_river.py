@@ -1,7 +1,9 @@
 """The river bridges: okl's learners as river estimators (okl.river), river's models and datasets inside
 okl-run (learner=river, dataset=river), and the one-line error without the extra."""
 
+import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -10,25 +12,122 @@ from river import checks, datasets, evaluate, linear_model, metrics, neighbors, 
 import okl.config as config
 from helpers import only_run
 from okl.errors import ConfigError
-from okl.river import Classifier, Regressor
+from okl.learners import LEARNERS
+from okl.river import Classifier, MultiClassifier, Regressor
+from okl.river.estimators import MEMORY_CHECK
 
 ESTIMATORS = [
     Regressor("pkawv_taylor"),
     Regressor("pkrr_nystrom", sigma=2.0),
+    Regressor("fogd"),  # no eta, no horizon: the anytime step
+    Regressor("kons"),  # its memory grows by design: river's memory check is skipped
+    Regressor("ewa"),  # its default experts
     Classifier("fogd", eta=0.1),
     Classifier("fogd", eta=0.1, loss="logistic"),
     Classifier("pkawv_taylor"),
+    Classifier("fsgd"),  # multi_hinge by default: hinge here
+    Classifier("kernel_awv"),
+    MultiClassifier("polk"),
+    MultiClassifier("fsgd", loss="multi_logistic"),
+    MultiClassifier("bsgd", budget=20),
 ]
 
 
-@pytest.mark.parametrize("model", ESTIMATORS, ids=repr)
+@pytest.mark.parametrize("model", ESTIMATORS, ids=lambda m: f"{type(m).__name__}({m.learner})")
 def test_river_estimator_checks_pass(model):
-    checks.check_estimator(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # river's emerging-features check: features outside the order
+        checks.check_estimator(model)
+
+
+def test_learners_whose_state_grows_skip_rivers_memory_check_and_the_docs_name_them():
+    online = [n for n in LEARNERS.names() if LEARNERS.get(n).beforehand is None and n != "river"]
+    growing = [n for n in online if LEARNERS.get(n)(1).grows]
+    assert {"kernel_awv", "online_krr", "kons", "sketched_kons"} <= set(growing)
+    for name in online:
+        model = (Regressor if "regression" in LEARNERS.get(name).tasks else Classifier)(name)
+        assert model._unit_test_skips() == ({MEMORY_CHECK} if name in growing else set()), name
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (said,) = re.findall(r"river's memory check: ([^.]+)\.", readme)
+    assert re.findall(r"`(\w+)`", said) == growing
+
+
+def test_a_gradient_learner_learns_without_a_step_or_a_horizon():
+    """Regressor("fogd") asked for learner.eta at its first sample; it now steps with η_t = 1/√t."""
+    stream = list(datasets.synth.Friedman(seed=3).take(400))
+    model = Regressor("fogd", sigma=3.0)
+    mae = evaluate.progressive_val_score(stream, model, metrics.MAE()).get()
+    mean = np.mean([y for _, y in stream])
+    assert mae < np.mean([abs(y - mean) for _, y in stream])
+    assert model._okl.eta.t == 400 and model._okl.eta.constant is None
+
+
+def test_errors_name_pythons_keywords_not_okl_runs_keys():
+    model = Classifier("fsgd", loss="multi_hinge")
+    with pytest.raises(ConfigError) as info:
+        model.learn_one({"a": 1.0}, True)
+    assert str(info.value) == "fsgd: loss=multi_hinge does not fit binary datasets; set loss=square, hinge or logistic"
+
+
+def test_a_feature_outside_the_order_warns_once_with_the_fix():
+    model = Regressor("pkawv_taylor")
+    model.learn_one({"a": 1.0}, 1.0)
+    with pytest.warns(UserWarning, match=r"features 'b' are not in .* pass features=\[\.\.\.\] with every feature"):
+        model.learn_one({"a": 1.0, "b": 2.0}, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict_one({"a": 1.0, "c": 2.0})  # once only
+    given = Regressor("pkawv_taylor", features=["a", "b"])
+    given.learn_one({"a": 1.0, "b": 2.0}, 1.0)
+    assert given._okl.d == 2
+
+
+def test_ewa_has_okl_runs_default_experts(composed):
+    from okl.learners.ensembles.ewa import DEFAULT_EXPERTS
+
+    experts = config.plan(composed("learner=ewa", "n=10")).learner.params.experts
+    assert [dict(e) for e in experts] == [dict(e) for e in DEFAULT_EXPERTS]
+    assert Regressor("ewa")._settings == {} and LEARNERS.get("ewa")(2).params.experts == DEFAULT_EXPERTS
+
+
+def test_multiclassifier_is_okl_run_on_rivers_multiclass_stream(okl_run, results_root):
+    """ImageSegments' 7 named classes, numbered as they come by both: the same learner gives the same classes
+    either way, and learns."""
+    stream = list(datasets.ImageSegments())
+    river_side = _predictions(MultiClassifier("fsgd", sigma=50.0, eta=0.5), stream, metrics.Accuracy())
+    code, _, err = okl_run(
+        "dataset=river", "dataset.stream=datasets.ImageSegments", "learner=fsgd", "learner.sigma=50", "learner.eta=0.5"
+    )
+    assert code == 0, err
+    run = only_run(results_root, learner="fsgd")
+    classes = list(dict.fromkeys(y for _, y in stream))
+    ours = [classes[int(c)] for c in run.rounds()["y_hat"].to_numpy()]
+    first_label = stream[0][1]  # before any label, MultiClassifier has no class and okl-run predicts class 0
+    assert river_side[0] is None or river_side[0] == first_label
+    assert [str(c) for c in river_side[1:]] == ours[1:]
+    assert run.manifest().average_loss < 0.5
+
+
+def test_multiclassifier_probabilities_are_the_softmax_of_the_class_scores():
+    model = MultiClassifier("fsgd", loss="multi_logistic", sigma=1.0, eta=0.5)
+    for x, y in datasets.ImageSegments().take(60):
+        model.learn_one(x, y)
+    proba = model.predict_proba_one(x)
+    scores = model._okl.activations(model._vector(x)[None, :])[0]
+    expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    np.testing.assert_allclose([proba[label] for label in model._labels], expected, rtol=1e-12)
+    assert model.predict_one(x) == model._labels[int(np.argmax(scores))]
+    with pytest.raises(NotImplementedError, match="multi_hinge"):
+        MultiClassifier("fsgd").predict_proba_one(x)
+    with pytest.raises(ConfigError, match="MultiClassifier needs a multi-class loss"):
+        MultiClassifier("fsgd", loss="hinge")
 
 
 def _predictions(model, dataset, metric):
     steps = evaluate.iter_progressive_val_score(dataset, model, metric, step=1, yield_predictions=True)
-    return np.array([float(step["Prediction"]) for step in steps])
+    return np.array([step["Prediction"] for step in steps])
 
 
 def test_progressive_validation_equals_okl_run_on_the_same_stream(okl_run, results_root):
@@ -85,7 +184,8 @@ def test_feature_order_is_given_or_the_first_samples_sorted_keys():
     found = Regressor("pkawv_taylor")
     found.learn_one({"b": 2.0, "a": 1.0, "c": 3.0}, 1.0)
     assert found._order == ("a", "b", "c")
-    found.learn_one({"a": 1.0, "z": 9.0}, 1.0)  # absent features are 0, new ones ignored
+    with pytest.warns(UserWarning, match="'z'"):
+        found.learn_one({"a": 1.0, "z": 9.0}, 1.0)  # absent features are 0, new ones ignored
     assert found._okl.d == 3
 
 
@@ -108,7 +208,7 @@ def test_classifier_probabilities_follow_the_learners_loss():
     [
         (lambda: Regressor("nope"), "unknown learner 'nope'"),
         (lambda: Regressor("pkawv_taylor", M=0), "M must be an integer >= 1"),
-        (lambda: Regressor("pkawv_taylor", colour=1), "unknown key learner.colour"),
+        (lambda: Regressor("pkawv_taylor", colour=1), "unknown key colour= for learner .pkawv_taylor.; its keys"),
         (lambda: Classifier("polk"), None),
         (lambda: Regressor("kors_batch"), "before round 1"),
     ],
@@ -179,7 +279,7 @@ def test_river_classifier_scores_binary_streams(composed):
         (["learner.model=preprocessing.StandardScaler"], "not a river regressor or classifier"),
         (["learner.params={k: 5}"], "learner.params: river.linear_model.LinearRegression rejects {'k': 5}"),
         (["dataset.task=binary"], "learner.model linear_model.LinearRegression is not a classifier"),
-        (["dataset=river", "dataset.stream=datasets.ImageSegments"], "'Multi-class classification' task"),
+        (["dataset=river", "dataset.stream=datasets.ImageSegments"], "is not a classifier, and multiclass datasets"),
         (["dataset=river", "dataset.stream=datasets.synth.Friedman"], "has no end: set dataset.length"),
         (  # an internal ValueError at round 2: river checks it when it first predicts
             ["learner.model=neighbors.KNNRegressor", "learner.params={n_neighbors: 0}"],
@@ -249,16 +349,54 @@ def test_a_river_model_with_a_seed_gets_the_runs_seed_and_repeats_its_rounds(okl
     np.testing.assert_array_equal(only_run(results_root, learner="river").rounds()["y_hat"].to_numpy(), first)
 
 
-def test_the_readmes_river_example_runs_and_learns():
+def test_the_readmes_river_example_compares_in_the_same_pipeline_and_learns():
+    """The README's example: okl and river's linear regression in the same pipeline (scalers included), okl
+    ahead on Friedman; binary and multi-class classifiers well above chance."""
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     (block,) = [b.split("```")[0] for b in readme.split("```python\n")[1:] if "okl.river" in b]
-    lines = block.strip().splitlines()
     namespace = {}
-    exec("\n".join(lines[:-2]), namespace)  # the imports and the pipeline
-    mae, accuracy = (eval(line, namespace) for line in lines[-2:])  # the two evaluations
-    linear = preprocessing.StandardScaler() | linear_model.LinearRegression()
-    assert mae.get() < evaluate.progressive_val_score(datasets.TrumpApproval(), linear, metrics.MAE()).get()
+    exec(block, namespace)
+    okl_mae, river_mae = namespace["okl_mae"].get(), namespace["river_mae"].get()
+    assert "scaled(linear_model.LinearRegression())" in block and okl_mae < river_mae
     majority = max(np.mean([y for _, y in datasets.Phishing()]), 1 - np.mean([y for _, y in datasets.Phishing()]))
-    assert accuracy.get() > majority + 0.2
+    assert namespace["accuracy"].get() > majority + 0.2
+    assert namespace["classes"].get() > 1 / 7 + 0.5  # seven balanced classes
+
+
+def test_okl_in_rivers_pipeline_inside_okl_run_is_rivers_progressive_validation(okl_run, results_root):
+    """learner=river with okl.river.Regressor and standardize=true is the river user's pipeline, round by round."""
+    stream = list(datasets.TrumpApproval().take(300))
+    pipeline = preprocessing.StandardScaler() | preprocessing.TargetStandardScaler(
+        Regressor("pkawv_taylor", M=3, sigma=2.0, lam=0.1)
+    )
+    river_side = _predictions(pipeline, stream, metrics.MAE()).astype(float)
+    code, _, err = okl_run(
+        "dataset=river",
+        "dataset.length=300",
+        "learner=river",
+        "learner.model=okl.river.Regressor",
+        "learner.params={learner: pkawv_taylor, M: 3, sigma: 2.0, lam: 0.1}",
+        "learner.standardize=true",
+    )
+    assert code == 0, err
+    np.testing.assert_allclose(only_run(results_root, learner="river").rounds()["y_hat"], river_side, rtol=1e-12)
+    with pytest.raises(ConfigError, match="okl.river has Classifier, MultiClassifier, Regressor"):
+        LEARNERS.get("river")(2, model="okl.river.Nope")
+
+
+def test_the_bundled_bench_presets_play_both_sides_in_the_same_pipeline(okl_run, results_root):
+    from okl import results
+
+    for preset in ("bench_river_bundled", "bench_river_bundled_binary"):
+        code, _, err = okl_run("-m", f"experiment={preset}", "dataset.length=80", "progress=false")
+        assert code == 0, err
+    runs = results.runs(results_root)
+    assert len(runs) == 6 * 3 + 6 * 2 and (runs.status == "complete").all() and runs["learner.standardize"].all()
+    okl_side = runs[runs["learner.model"].str.startswith("okl.river.")]
+    assert len(okl_side) == 2 * 3 + 2 * 2
+    rounds = results.load(results_root, columns=["t", "y"]).merge(runs[["run", "dataset.stream"]], on="run")
+    for stream, played in rounds.groupby("dataset.stream"):
+        ys = played.pivot(index="t", columns="run", values="y")  # every arm saw the same labels
+        assert ys.shape[1] == 6 and (ys.nunique(axis=1) == 1).all(), stream

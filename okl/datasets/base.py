@@ -35,6 +35,11 @@ class Dataset(ABC):
         self.params = build_params("dataset", self.name or type(self).__name__, self.Params, params)
 
     @property
+    def label(self) -> str:
+        """How reports name the stream: its key, or what tells apart streams of one key (river's datasets)."""
+        return self.name
+
+    @property
     @abstractmethod
     def task(self) -> str:
         """``regression``, ``binary`` or ``multiclass``."""

@@ -37,6 +37,13 @@ class History:
         self.d, self.what = d, what
         self.n, self.m = 0, 0
         self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (X, y, Φᵀ) per ROWS rounds
+        # the last one-point pass of coordinate_stats (a prediction at a point joining the dictionary): the
+        # learning round that adds that point reuses it instead of a second pass (river's predict_one, learn_one)
+        self._last: tuple | None = None
+
+    def __getstate__(self) -> dict:
+        """A snapshot without the last prediction's pass (recomputed if ever needed)."""
+        return {**vars(self), "_last": None}
 
     def _require(self, nbytes: int, rows: int, cols: int) -> None:
         system.require_memory(
@@ -70,6 +77,9 @@ class History:
         """Append the k coordinates Ψᵀ = T⁻¹ (K(Z, X) − L Φᵀ) of the points Z (k×d; L: k×m, T⁻¹: k×k)
         to every round kept; return (Φᵀ Ψ, Ψᵀ Ψ, Ψᵀ y)."""
         m, k = self.m, len(Z)
+        last, self._last = self._last, None
+        if last is not None and last[:2] == (self.n, m) and np.array_equal(last[2], Z):
+            return self._store(*last[3:])
         grown = {i for i, (_, _, Pb) in enumerate(self.blocks) if len(Pb) < m + k}
         self._require(8 * ROWS * self._capacity(m + k) * len(grown), self.n, m + k)
         for i in grown:
@@ -89,15 +99,39 @@ class History:
         are split in two halves, summed on two threads (one BLAS thread each) and then added: the
         split depends on the number of blocks only, so the sums are deterministic."""
         half = len(self.blocks) // 2
+        kept: list[np.ndarray] = [] if not store and len(Z) == 1 else None  # Ψ of one point, for its addition
         if half == 0:  # one block: nothing to split (0 + x is x, so the sums are the split's)
-            return self._stats(range(len(self.blocks)), kernel, Z, L, T_inv, store)
-        later = _helper().submit(self._stats, range(half, len(self.blocks)), kernel, Z, L, T_inv, store)
-        first = self._stats(range(half), kernel, Z, L, T_inv, store)
-        return tuple(a + b for a, b in zip(first, later.result(), strict=True))
+            stats = self._stats(range(len(self.blocks)), kernel, Z, L, T_inv, store, kept)
+        else:
+            later = _helper().submit(self._stats, range(half, len(self.blocks)), kernel, Z, L, T_inv, store)
+            first = self._stats(range(half), kernel, Z, L, T_inv, store, kept)
+            second = later.result()
+            stats = tuple(a + b for a, b in zip(first, second, strict=True))
+            if kept is not None:
+                kept += second[3]
+        if kept is not None:
+            self._last = (self.n, self.m, Z.copy(), kept, stats[:3])
+        return stats[:3]
 
-    def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool) -> tuple[np.ndarray, ...]:
+    def _store(self, Psi: list[np.ndarray], stats: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """Add the one coordinate whose Ψ (per block) a prediction computed: no second pass over the rounds."""
+        grown = sum(len(Pb) < self.m + 1 for _, _, Pb in self.blocks)
+        self._require(8 * ROWS * self._capacity(self.m + 1) * grown, self.n, self.m + 1)
+        for i, Psi_t in enumerate(Psi):
+            Xb, yb, Pb = self.blocks[i]
+            if len(Pb) < self.m + 1:
+                wider = np.zeros((self._capacity(self.m + 1), ROWS))
+                wider[: self.m] = Pb[: self.m]
+                self.blocks[i] = (Xb, yb, Pb := wider)
+            Pb[self.m : self.m + 1, : Psi_t.shape[1]] = Psi_t
+        self.m += 1
+        return stats
+
+    def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool, kept: list | None = None) -> tuple:
+        """The sums over ``blocks``, and the blocks' Ψ (in ``kept``, else returned as the fourth item)."""
         m, k = self.m, len(Z)
         cross, gram, target = np.zeros((m, k)), np.zeros((k, k)), np.zeros(k)
+        parts = kept if kept is not None else []
         for i in blocks:
             Xb, yb, Pb = self.blocks[i]
             used = min(ROWS, self.n - i * ROWS)
@@ -108,7 +142,9 @@ class History:
             target += Psi_t @ yb[:used]
             if store:
                 Pb[m : m + k, :used] = Psi_t
-        return cross, gram, target
+            elif k == 1:
+                parts.append(Psi_t)
+        return cross, gram, target, parts
 
 
 _HELPER: list[ThreadPoolExecutor] = []  # the one thread that sums the second half (started on first use)

@@ -16,13 +16,38 @@ import numpy as np
 
 from okl import system
 from okl.dictionary.kors import KORS
-from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 
 LEARNERS = Registry("learner")
 register = LEARNERS.register
+
+
+class StepSize:
+    """The steps η_t of a gradient learner (FOGD, NOGD, RBF-OGD): ``eta`` at every round when it is set; for
+    ``eta = None``, 1/√n over a run of n known rounds (the PKAWV and Raker papers' baselines: what okl-run
+    uses, since it knows n), and the anytime η_t = 1/√t when n is unknown (a river estimator, a learner
+    built without ``horizon``): the same η at t = n, without knowing n (Zinkevich 2003's schedule, regret
+    O(√n) for convex losses).
+
+    >>> StepSize(None, horizon=4).next(3), StepSize(0.1, horizon=None).next(2)
+    (array([0.5, 0.5, 0.5]), array([0.1, 0.1]))
+    >>> anytime = StepSize(None, horizon=None)
+    >>> anytime.next(2), anytime.next(2)
+    (array([1.        , 0.70710678]), array([0.57735027, 0.5       ]))
+    """
+
+    def __init__(self, eta: float | None, horizon: int | None) -> None:
+        self.constant = eta if eta is not None else (1.0 / math.sqrt(horizon) if horizon else None)
+        self.t = 0  # rounds stepped
+
+    def next(self, n: int) -> np.ndarray:
+        """The steps of the next ``n`` rounds."""
+        t, self.t = self.t, self.t + n
+        if self.constant is not None:
+            return np.full(n, self.constant)
+        return 1.0 / np.sqrt(np.arange(t + 1, t + n + 1, dtype=np.float64))
 
 
 class Learner(ABC):
@@ -74,6 +99,13 @@ class Learner(ABC):
         It reads ``d`` and ``params`` only."""
         return None
 
+    @property
+    def grows(self) -> bool:
+        """Whether the state grows with every round, with no bound (:meth:`footprint` at 20,000 rounds above its
+        value at 10,000): the exact kernel learners, KONS, an expansion without a budget."""
+        small, large = self.footprint(10_000), self.footprint(20_000)
+        return small is not None and large is not None and large[0] > small[0]
+
     def require_memory(self, rounds: int) -> None:
         """Raise :class:`~okl.errors.ResourceError` when the state after ``rounds`` rounds (:meth:`footprint`)
         would not fit in half the available memory (:func:`okl.system.require_memory`). Called at construction
@@ -109,14 +141,9 @@ class Learner(ABC):
     def check_task(self, task: str) -> None:  # noqa: B027 (optional hook)
         """Raise ConfigError when the parameters do not fit the dataset's task (which ``tasks`` allows)."""
 
-    def step_size(self, eta: float | None) -> float:
-        """A gradient learner's step: ``eta``, or 1/√n for the run's n rounds when it is None (the
-        PKAWV and Raker papers' first-order baselines)."""
-        if eta is not None:
-            return eta
-        if not self.horizon:
-            raise ConfigError(f"{self.name}: eta=null means 1/√n but the number of rounds is unknown; set learner.eta")
-        return 1.0 / np.sqrt(self.horizon)
+    def step_size(self, eta: float | None) -> StepSize:
+        """A gradient learner's steps η_t (:class:`StepSize`) for its ``eta`` and the run's horizon."""
+        return StepSize(eta, self.horizon)
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """ŷ for each row of X as if it were the next input x_t; does not change the learner. Adaptive

@@ -1,6 +1,7 @@
 """Online gradient descent on an explicit feature map, the compiled step shared by FOGD
 (:mod:`okl.learners.random_features.fogd`, random Fourier features) and NOGD
-(:mod:`okl.learners.nystrom.nogd`, a Nyström embedding): ŷ_t = w_tᵀz_t, w_{t+1} = keep·w_t − η ℓ'(ŷ_t, y_t) z_t.
+(:mod:`okl.learners.nystrom.nogd`, a Nyström embedding): ŷ_t = w_tᵀz_t,
+w_{t+1} = (1 − η_t λ) w_t − η_t ℓ'(ŷ_t, y_t) z_t.
 
 Example:
 
@@ -8,7 +9,7 @@ Example:
 >>> from okl.learners.ogd import ogd_block
 >>> from okl.losses import TRAINING
 >>> w, out = np.zeros(2), np.empty(2)
->>> ogd_block(np.eye(2), np.array([1.0, -1.0]), w, 0.5, 1.0, TRAINING["square"], out)
+>>> ogd_block(np.eye(2), np.array([1.0, -1.0]), w, np.full(2, 0.5), 0.0, TRAINING["square"], out)
 >>> out, w  # round 2 predicts with w_2 = w_1 − 0.5 · 2(0 − 1) e_1
 (array([0., 0.]), array([ 1., -1.]))
 """
@@ -22,19 +23,23 @@ from okl.losses import derivative
 
 
 @numba.njit(cache=True, fastmath=True)
-def ogd_block(Z: np.ndarray, y: np.ndarray, w: np.ndarray, eta: float, keep: float, loss: int, out: np.ndarray) -> None:
-    """Play rounds t of a block on embedded inputs Z (B×m): out[t] = ŷ_t = wᵀz_t, then w ← keep·w − η ℓ'(ŷ_t, y_t) z_t
-    (ℓ' of the training loss ``loss``, :data:`okl.losses.TRAINING`), in place."""
+def ogd_block(
+    Z: np.ndarray, y: np.ndarray, w: np.ndarray, eta: np.ndarray, lam: float, loss: int, out: np.ndarray
+) -> None:
+    """Play rounds t of a block on embedded inputs Z (B×m): out[t] = ŷ_t = wᵀz_t, then
+    w ← (1 − η_t λ) w − η_t ℓ'(ŷ_t, y_t) z_t (η_t = ``eta[t]``, ℓ' of the training loss ``loss``,
+    :data:`okl.losses.TRAINING`), in place."""
     for t in range(Z.shape[0]):
         z = Z[t]
         y_hat = 0.0
         for j in range(z.size):
             y_hat += w[j] * z[j]
         out[t] = y_hat
+        keep = 1.0 - eta[t] * lam
         if keep != 1.0:
             for j in range(z.size):
                 w[j] *= keep
-        step = -eta * derivative(loss, y_hat, y[t])
+        step = -eta[t] * derivative(loss, y_hat, y[t])
         if step != 0.0:
             for j in range(z.size):
                 w[j] += step * z[j]

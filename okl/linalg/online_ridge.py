@@ -110,7 +110,7 @@ class OnlineRidge:
 
     def predict_many(self, Phi: np.ndarray) -> np.ndarray:
         """Predictions at each row of Phi (B×r) as the next round, without changing the state."""
-        V = Phi @ self.full_inverse()
+        V = self._times_inverse(Phi)
         ridge = V @ self.b
         return ridge / (1.0 + np.einsum("ij,ij->i", Phi, V)) if self.awv else ridge
 
@@ -121,16 +121,19 @@ class OnlineRidge:
         square[i], target[i])``, without changing the state: with P' = [[P, 0], [0, 0]] + v vᵀ/s,
         x' = (φ, ψ), b' = (b, target) and e = vᵀx' = (Pa)ᵀφ − ψ, the ridge prediction is
         φᵀPb + e (vᵀb')/s and h = φᵀPφ + e²/s. O(r²) per row."""
-        P = self.full_inverse()
-        Pa, V = P @ cross, Phi @ P  # r×B, B×r
+        Pa, V = self._times_inverse(cross.T).T, self._times_inverse(Phi)  # r×B, B×r
         s = self.lam + square - np.einsum("ij,ij->j", cross, Pa)
         e = np.einsum("ji,ij->i", Pa, Phi) - psi
         ridge = V @ self.b + e * (Pa.T @ self.b - target) / s
         return ridge / (1.0 + np.einsum("ij,ij->i", Phi, V) + e * e / s) if self.awv else ridge
 
-    def full_inverse(self) -> np.ndarray:
-        """P = A⁻¹ with both triangles (the state keeps the upper one)."""
-        return np.triu(self.P) + np.triu(self.P, 1).T
+    def _times_inverse(self, Phi: np.ndarray) -> np.ndarray:
+        """Φ P for the rows of Φ (B×r), from the upper triangle the state keeps (dsymm: O(r²B), no copy of P)."""
+        if not len(Phi) or not self.dim:
+            return np.zeros((len(Phi), self.dim))
+        if len(Phi) == 1:  # one round (river's predict_one): the matrix-vector product
+            return blas.dsymv(1.0, self.P, Phi[0], lower=0)[None, :]
+        return blas.dsymm(1.0, self.P, Phi, side=1, lower=0)
 
     # -- block of rounds (LDLᵀ innovations) ----------------------------------------------------------
     def predict_update_block(self, Phi: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -74,6 +74,8 @@ BENCH = (  # okl-bench
     "bench_polk",
     "bench_river_casp",
     "bench_river_binary",
+    "bench_river_bundled",
+    "bench_river_bundled_binary",
 )
 
 

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from okl.reproduce.catalog import Artefact  # noqa: E402
-from okl.reproduce.metrics import Finished, Row  # noqa: E402
+from okl.reproduce.metrics import METRICS, Finished, Row  # noqa: E402
 
 POINTS = 400  # log-spaced rounds drawn per curve
 
@@ -137,19 +137,21 @@ def _polk(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
 
 
 def _bars(artefact: Artefact, rows: list[Row], runs: list[Finished], replays):
+    """Per dataset, each arm's mean ± std of the table's first metric, with the paper's number where it has one."""
+    metric = artefact.metrics[0]
     names = sorted({row.dataset for row in rows})
     fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         shown = [row for row in rows if row.dataset == name]
         arms = [row.arm for row in shown]
-        ours = [row.summary("loss") for row in shown]
+        ours = [row.summary(metric) for row in shown]
         x = np.arange(len(arms))
         ax.bar(x, [m for m, _ in ours], yerr=[s for _, s in ours], label="ours (mean ± std over seeds)")
         paper = [artefact.paper_row(name, arm) for arm in arms]
-        values = [np.atleast_1d(p.values["loss"])[0] if p and "loss" in p.values else np.nan for p in paper]
+        values = [np.atleast_1d(p.values[metric])[0] if p and metric in p.values else np.nan for p in paper]
         ax.plot(x, values, "k_", markersize=18, markeredgewidth=2, label="paper")
         ax.set_xticks(x, arms, rotation=60, ha="right", fontsize=7)
-        ax.set(title=name, ylabel="loss (square; % error)")
+        ax.set(title=name, ylabel=METRICS[metric].header)
     axes[0][0].legend(fontsize=7)
     return fig
 

@@ -144,6 +144,8 @@ def _dictionary_to_modes(f: Finished) -> float | None:
 
 METRICS: dict[str, Metric] = {
     "loss": Metric("loss (square; % error)", lambda f: f.percent * f.row["average_loss"]),
+    # |y_t − ŷ_t| = √(square loss); on ±1 labels √ of the 0-1 loss is itself: river's MAE, or the % error
+    "abs_error": Metric("MAE; % error", lambda f: f.percent * float(np.sqrt(f.rounds.loss).mean())),
     "rounds": Metric("rounds played", _row("rounds"), digits=7),
     "learner_s": Metric("learner s", _row("learner_s"), digits=3),
     "us_per_round": Metric("µs/round", _row("us_per_round"), digits=3),

@@ -32,7 +32,7 @@ class Run:
 
     @property
     def dataset(self) -> str:
-        return self.plan.dataset.name
+        return self.plan.dataset.label
 
     @property
     def seed(self) -> int:

@@ -1,5 +1,6 @@
-"""okl's learners as river estimators (``pip install 'okl[river]'``): :class:`Regressor` and :class:`Classifier`."""
+"""okl's learners as river estimators (``pip install 'okl[river]'``): :class:`Regressor`, :class:`Classifier`
+(binary) and :class:`MultiClassifier`."""
 
-from okl.river.estimators import Classifier, Regressor
+from okl.river.estimators import Classifier, MultiClassifier, Regressor
 
-__all__ = ["Classifier", "Regressor"]
+__all__ = ["Classifier", "MultiClassifier", "Regressor"]

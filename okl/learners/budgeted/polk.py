@@ -94,4 +94,4 @@ class POLK(FSGD):
                 f"(K={self.params.K:g} now), or set K=0 for FSGD without pruning"
             )
         self.X = self.dictionary.X
-        self.norm2 = float(np.einsum("mc,mn,nc->", self.W, self.dictionary.K, self.W))
+        self.norm2 = float(np.vdot(self.W, self.dictionary.K @ self.W))  # Σ_c w_cᵀ K w_c, one BLAS product

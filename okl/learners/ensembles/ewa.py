@@ -14,6 +14,10 @@ protocol), then forms every round's weights from the cumulated losses of the ear
 same numbers as the per-round loop. Per-round diagnostics: ``model_size`` (the experts' total) and
 the weights ``weight_<p>`` used at each round.
 
+Default experts (``experts`` not given): PKAWV-Taylor with M = 2, σ = 1 and λ ∈ {0.1, 1, 10}, the λ grid
+of pkawv_jezequel2019 §3.1, as ``okl-run learner=ewa`` has them at its default M and σ
+(``conf/learner/ewa.yaml``, which ties them to the top-level M and σ; a test checks the two agree).
+
 Example: The weights move to the better expert:
 
 >>> import numpy as np
@@ -41,13 +45,15 @@ from okl.learners.ensembles.weights import normalised
 from okl.losses import TRAINING, training_value
 from okl.validation import one_of, positive
 
+DEFAULT_EXPERTS = tuple({"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": lam} for lam in (0.1, 1.0, 10.0))
+
 
 @dataclass(frozen=True)
 class EWAParams:
-    """experts: learner configs, each a mapping with ``name`` and that learner's keys; eta: rate η of
-    eq. (14); loss: the training loss ℓ of the weights."""
+    """experts: learner configs, each a mapping with ``name`` and that learner's keys (default: a λ grid of
+    PKAWV-Taylor); eta: rate η of eq. (14); loss: the training loss ℓ of the weights."""
 
-    experts: tuple[Any, ...] = ()
+    experts: tuple[Any, ...] = DEFAULT_EXPERTS
     eta: float = 0.5
     loss: str = "square"
 
@@ -80,6 +86,10 @@ class EWA(BlockLearner):
         super().require_memory(rounds)
         for expert in getattr(self, "experts", ()):  # none yet when the base class checks at construction
             expert.require_memory(rounds)
+
+    @property
+    def grows(self) -> bool:
+        return any(expert.grows for expert in self.experts)
 
     def expert_configs(self) -> list[Mapping]:
         """The experts' learner configs."""

@@ -98,6 +98,10 @@ class IntervalEnsemble(BlockLearner):
         self.instances: dict[int, Learner] = {}
         _mix(np.zeros((0, LEVELS)), np.zeros(0), 0, self.log_h, self.eta, np.zeros(0))  # compile now
 
+    @property
+    def grows(self) -> bool:
+        return self.Instance(self.d, **self.instance_config(0)).grows
+
     def instance_config(self, j: int) -> Mapping:
         """The level-j instance's parameters: the ensemble's, with η^(I)."""
         config = asdict(self.params)

@@ -6,6 +6,12 @@ in the same results store, with timings and regret::
 ``model`` is a dotted path under ``river.`` (a regressor for regression datasets, a classifier otherwise) and
 ``params`` its keyword arguments. river is an optional extra (``pip install 'okl[river]'``).
 
+``standardize: true`` plays the model in the pipeline river's documentation uses for linear and kernel models,
+``preprocessing.StandardScaler() | model``, with ``preprocessing.TargetStandardScaler`` around the model for
+regression. ``model`` may also be one of okl's river estimators (``okl.river.Regressor``, ``okl.river.Classifier``,
+``okl.river.MultiClassifier``, with ``params: {learner: pkawv_taylor, M: 2}``): okl's learners played as a river
+user plays them, in the same pipeline as river's models (``okl-bench bench_river_bundled``).
+
 Round t gives river the dict ``{0: x_t[0], ..., d-1: x_t[d-1]}`` and reads the prediction ŷ_t as okl scores it:
 
 - regression: ``predict_one``;
@@ -30,6 +36,7 @@ river models share no measure of their size: ``model_size`` is 0 and the run's r
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -44,12 +51,14 @@ from okl.validation import seed
 
 @dataclass(frozen=True)
 class RiverParams:
-    """model: a river regressor or classifier by its dotted path under ``river.``; params: its keyword arguments
-    (None: none); seed: the model's seed, where it takes one and params does not set it."""
+    """model: a river regressor or classifier by its dotted path under ``river.`` (or ``okl.river.<estimator>``);
+    params: its keyword arguments (None: none); seed: the model's seed, where it takes one and params does not
+    set it; standardize: standardise x (and a regression target) online, in river's pipeline."""
 
     model: str = "linear_model.LinearRegression"
     params: dict[str, Any] | None = None
     seed: int = 0
+    standardize: bool = False
 
     def __post_init__(self) -> None:
         seed("seed", self.seed)
@@ -76,18 +85,28 @@ class RiverModel(Learner):
         if "seed" in inspect.signature(model).parameters:
             arguments.setdefault("seed", p.seed)
         try:
-            self.model = model(**arguments)
+            self.estimator = model(**arguments)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"learner.params: river.{p.model} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
-        self._task = "regression" if isinstance(self.model, riverlib.require().base.Regressor) else "binary"
+        self._task = "regression" if isinstance(self.estimator, riverlib.require().base.Regressor) else "binary"
+        self.model = self._pipeline(self.estimator)
         self._try()
+
+    def _pipeline(self, estimator: Any) -> Any:
+        """The estimator, behind river's online standard scalers when ``standardize`` is set."""
+        if not self.params.standardize:
+            return estimator
+        scaling = importlib.import_module("river.preprocessing")
+        if self._task == "regression":
+            estimator = scaling.TargetStandardScaler(estimator)
+        return scaling.StandardScaler() | estimator
 
     def _try(self) -> None:
         """Play two rounds on a fresh copy of the model: river checks many parameters only when it first
         predicts or learns (``n_neighbors=0`` raised ValueError at round 2)."""
         trial = copy.copy(self)
-        trial.model = self.model.clone()
+        trial.model = self._pipeline(self.estimator.clone())
         x = np.zeros(self.d)
         try:
             for y in (1.0, 0.0):
@@ -102,16 +121,16 @@ class RiverModel(Learner):
 
     def check_task(self, task: str) -> None:
         base = riverlib.require().base
-        if task == "regression" and not isinstance(self.model, base.Regressor):
+        if task == "regression" and not isinstance(self.estimator, base.Regressor):
             raise ConfigError(
                 f"learner.model {self.params.model} is not a regressor: choose one (e.g. linear_model.LinearRegression)"
             )
-        if task != "regression" and not isinstance(self.model, base.Classifier):
+        if task != "regression" and not isinstance(self.estimator, base.Classifier):
             raise ConfigError(
                 f"learner.model {self.params.model} is not a classifier, and {task} datasets need one "
                 f"(e.g. linear_model.LogisticRegression)"
             )
-        if task == "multiclass" and not self.model._multiclass:
+        if task == "multiclass" and not self.estimator._multiclass:
             raise ConfigError(
                 f"learner.model {self.params.model} is binary only: choose a multiclass one "
                 f"(e.g. tree.HoeffdingTreeClassifier)"

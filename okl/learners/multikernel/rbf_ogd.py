@@ -43,7 +43,7 @@ from okl.validation import integer_at_least, non_negative, one_of, positive
 
 @dataclass(frozen=True)
 class RBFOGDParams(GaussianParams):
-    """sigma: bandwidth σ; eta: step η (None: 1/√n); lam: ridge λ; loss; budget: most support
+    """sigma: bandwidth σ; eta: step η (None: 1/√n, or 1/√t without n); lam: ridge λ; loss; budget: most support
     vectors kept (None: all)."""
 
     eta: float | None = None
@@ -109,7 +109,7 @@ class RBFOGD(BlockLearner):
                 np.minimum(sizes, limit, out=sizes)
         self.recorded = {"model_size": sizes}
         self.count, self.head = _play(
-            X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta, p.lam, self._loss, out
+            X, y, self.S, self.alpha, self.count, self.head, limit, p.sigma, self.eta.next(n), p.lam, self._loss, out
         )
         return out
 
@@ -135,19 +135,19 @@ def _predict(X, S, alpha, sigma, out):
 
 @numba.njit(cache=True)
 def _play(X, y, S, alpha, count, head, limit, sigma, eta, lam, loss, out):
-    """Rounds in order: predict, shrink by 1 − ηλ, add x_t with α_t = −η ℓ'(ŷ_t, y_t) (replacing
-    the oldest vector once ``limit`` are kept). Returns (count, head)."""
+    """Rounds in order: predict, shrink by 1 − η_t λ, add x_t with α_t = −η_t ℓ'(ŷ_t, y_t) (η_t = ``eta[b]``;
+    replacing the oldest vector once ``limit`` are kept). Returns (count, head)."""
     inv2s2 = 0.5 / (sigma * sigma)
-    keep = 1.0 - eta * lam
     for b in range(X.shape[0]):
         y_hat = _value(X[b], S, alpha, count, inv2s2)
         out[b] = y_hat
+        keep = 1.0 - eta[b] * lam
         if keep != 1.0:
             for j in range(count):
                 alpha[j] *= keep
         slot = count if count < limit else head
         S[slot] = X[b]
-        alpha[slot] = -eta * derivative(loss, y_hat, y[b])
+        alpha[slot] = -eta[b] * derivative(loss, y_hat, y[b])
         if count < limit:
             count += 1
         else:

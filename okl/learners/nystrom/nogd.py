@@ -41,7 +41,7 @@ from okl.validation import integer_at_least, one_of, positive
 
 @dataclass(frozen=True)
 class NOGDParams(GaussianParams):
-    """J: landmarks (the first J inputs); sigma: bandwidth; eta: step (None: 1/√n); loss."""
+    """J: landmarks (the first J inputs); sigma: bandwidth; eta: step (None: 1/√n, or 1/√t without n); loss."""
 
     J: int = 30
     eta: float | None = None
@@ -80,7 +80,7 @@ class NOGD(BlockLearner):
                 b = a + 1
             else:
                 b = len(y)
-            ogd_block(self.map.transform(X[a:b]), y[a:b], self.w, self.eta, 1.0, self._loss, out[a:b])
+            ogd_block(self.map.transform(X[a:b]), y[a:b], self.w, self.eta.next(b - a), 0.0, self._loss, out[a:b])
             dims[a:b] = self.map.dim
             self.t += b - a
             a = b

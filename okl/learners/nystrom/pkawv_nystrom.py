@@ -119,12 +119,27 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         (12 on the 271,617 rounds of cod-rna)."""
         return max(block, min(t, LONGEST))
 
-    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Decide the block's dictionary first (KORS reads inputs only), extend the past rounds by all
-        the new coordinates in one pass, then play the rounds in order, adding coordinate j to the state
-        at its round at[j] with its statistics over every earlier round."""
-        size, m0 = self.kors.size, self.map.dim
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        """One round (river's ``learn_one``): a round that adds no point is the ridge's rank-one update
+        (Algorithm 1) on the embedding the prediction computed; one that adds a point is a block of one round."""
+        X, Y = x[None, :], np.array([y], dtype=np.float64)
         selected = self._selected(X)
+        if selected[0] or not self.map.dim:
+            self._play_block(X, Y, selected)
+            return
+        F = self.map.transform(X)
+        self.ridge.update(F[0], float(y))
+        self._record(X, Y, F)
+        self.recorded = {"model_size": np.array([self.map.dim]), "dictionary_size": np.array([self.kors.size])}
+
+    def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self._play_block(X, y, self._selected(X))
+
+    def _play_block(self, X: np.ndarray, y: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        """Decide the block's dictionary first (KORS reads inputs only: ``selected``), extend the past rounds
+        by all the new coordinates in one pass, then play the rounds in order, adding coordinate j to the state
+        at its round at[j] with its statistics over every earlier round."""
+        size, m0 = self.kors.size - int(selected.sum()), self.map.dim
         at, L = self._extend(X, selected)
         k = len(at)
         if k:  # statistics of the new coordinates over the past blocks; this block's rows are added below

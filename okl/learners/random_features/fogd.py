@@ -6,7 +6,7 @@ Online gradient descent on the random Fourier features z_V of the Gaussian kerne
     ŷ_t = w_tᵀ z_V(x_t),     w_{t+1} = w_t - η ℓ'(ŷ_t, y_t) z_V(x_t),     w_1 = 0,
 
 with a constant step η (the PKAWV paper uses η = 1/√n; ``eta: null`` selects it from the run's
-number of rounds).
+number of rounds, or the anytime η_t = 1/√t when that is unknown: :class:`okl.learners.base.StepSize`).
 
 Choices (the papers leave them open):
 - Feature normalisation: z_V(x) = D^{-1/2}[sin(Vx); cos(Vx)] with D frequencies (raker_shen2018
@@ -45,7 +45,7 @@ from okl.validation import integer_at_least, non_negative, one_of, positive, see
 
 @dataclass(frozen=True)
 class FOGDParams(GaussianParams):
-    """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n); loss; seed;
+    """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n, or 1/√t without n); loss; seed;
     orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows;
     lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none)."""
 
@@ -88,22 +88,23 @@ class FOGD(Learner):
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
         dim = self.features.dim  # compile (or load) the kernel now, not inside timed rounds:
-        ogd_block(np.zeros((1, dim)), np.zeros(1), np.zeros(dim), 0.0, 1.0, self._loss, np.empty(1))
-        self._keep = 1.0 - self.eta * p.lam  # the weight decay of the ridge term
+        ogd_block(np.zeros((1, dim)), np.zeros(1), np.zeros(dim), np.zeros(1), 0.0, self._loss, np.empty(1))
 
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.features.transform(x)[0] @ self.w)
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
         z = self.features.transform(x)[0]
-        step = self.eta * derivative(self._loss, float(z @ self.w), y)
-        if self._keep != 1.0:
-            self.w *= self._keep
+        (eta,) = self.eta.next(1)
+        step = eta * derivative(self._loss, float(z @ self.w), y)
+        keep = 1.0 - eta * self.params.lam  # the weight decay of the ridge term
+        if keep != 1.0:
+            self.w *= keep
         self.w -= step * z
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(len(y))
-        ogd_block(self.features.transform(X), y, self.w, self.eta, self._keep, self._loss, out)
+        ogd_block(self.features.transform(X), y, self.w, self.eta.next(len(y)), self.params.lam, self._loss, out)
         return out
 
     @property
