@@ -9,7 +9,7 @@ import pytest
 import scipy.spatial.distance
 import scipy.stats
 
-from helpers import only_run, play_loop, stream
+from helpers import only_run, play_blocks, play_loop, relative_gap, stream
 from okl.datasets import DATASETS
 from okl.dictionary.komp import KernelDictionary, komp
 from okl.kernels import Kernel
@@ -323,3 +323,30 @@ def test_the_readings_of_section_5_2_keep_the_texts_run_ids():
     assert (radius.params.radius, radius.params.mode_var, radius.params.mean_var) == (3.0, 0.2, 1.0)
     sd = DATASETS.get("multidist_sd")()
     assert (sd.params.mode_var, sd.params.mean_var) == (0.04, 1.0)
+
+
+def test_a_mini_batch_summed_gives_each_point_eq_18s_weight():
+    """batch_step=sum: each point of a mini-batch weighs −η ℓ' (eq. (18)); mean: −(η/b) ℓ'. One batch from f = 0."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (8, 2)), rng.integers(0, 3, 8).astype(float)
+    keys = dict(sigma=0.5, eta=0.4, batch=8, loss="multi_hinge")
+    mean, summed = LEARNERS.get("fsgd")(2, **keys), LEARNERS.get("fsgd")(2, batch_step="sum", **keys)
+    mean.predict_learn_block(X, y)
+    summed.predict_learn_block(X, y)
+    np.testing.assert_allclose(summed.W, 8 * mean.W, rtol=1e-15)
+    assert np.abs(mean.W).max() > 0
+
+
+def test_komp_keeps_a_summed_batchs_points_where_it_prunes_every_averaged_one():
+    """POLK at MNIST's η = 24 and K = 0.16 (ε = K η^{3/2} = 18.8): averaged, a new point weighs ≤ 24/32 and KOMP
+    prunes all of them; summed (eq. (18)'s weight), it keeps some; both the same in blocks as round by round."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(320, 4)), rng.integers(0, 4, 320).astype(float)
+    keys = dict(sigma=1.0, eta=24.0, K=0.16, batch=32, lam=1e-6, loss="multi_hinge")
+    sizes = {}
+    for step in ("mean", "sum"):
+        learner = LEARNERS.get("polk")(4, batch_step=step, **keys)
+        blocks = play_blocks(learner, X, y, (50, 7, 100))
+        assert relative_gap(blocks, play_loop(LEARNERS.get("polk")(4, batch_step=step, **keys), X, y)) < 1e-9
+        sizes[step] = learner.model_size
+    assert sizes["mean"] == 0 and sizes["sum"] > 0
