@@ -328,3 +328,14 @@ def test_a_closed_pipe_ends_a_command_quietly(argv, tmp_path):
     os.close(write)
     assert done.stderr == "" and done.returncode in (141, 0)  # 0: argparse's --help ignores the failed write
     assert done.returncode == 141 or argv[1] == "--help"
+
+
+def test_a_config_file_that_is_not_yaml_is_a_one_line_error_naming_its_line(okl_run, tmp_path):
+    """A user's --config-dir learner with an interpolation inside a flow mapping was an "internal error"."""
+    (tmp_path / "conf" / "learner").mkdir(parents=True)
+    bad = tmp_path / "conf" / "learner" / "mine.yaml"
+    bad.write_text("name: fogd\nD: {a: ${sigma}}\n")
+    code, _, err = okl_run("--config-dir", str(tmp_path / "conf"), "learner=mine", "n=10")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"okl-run: error: cannot read {bad}, line 2, column 9: expected ',' or '}}', but got '{{'")
+    assert "internal error" not in err

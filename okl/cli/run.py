@@ -90,10 +90,18 @@ def describe(exc: BaseException) -> str:
     from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
     from omegaconf.errors import OmegaConfBaseException
 
+    import yaml
+
     from okl.errors import OklError
 
     if isinstance(exc, OklError):
         return str(exc)
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return (
+            f"cannot read {mark.name}, line {mark.line + 1}, column {mark.column + 1}: {exc.problem} "
+            f"({exc.context or 'YAML syntax'}); fix the file (quote a value holding '{{', '}}', ':' or '${{...}}')"
+        )
     cause = exc.__cause__
     if isinstance(exc, MissingConfigException) and exc.options is not None and exc.missing_cfg_file:
         group, _, name = exc.missing_cfg_file.rpartition("/")
