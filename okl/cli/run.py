@@ -87,10 +87,9 @@ def _task(cfg) -> float:
 
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong and what to change."""
+    import yaml
     from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
     from omegaconf.errors import OmegaConfBaseException
-
-    import yaml
 
     from okl.errors import OklError
 
