@@ -13,7 +13,7 @@ override list (``hydra.overrides.task``, ``hydra.job.override_dirname``).
 Two more savings: configs composed by :meth:`Composer.compose` (the app's config, no ``hydra`` node) are
 kept on disk for the next process, under a fingerprint of every config source (:class:`_DiskBases`), and
 the merge of a defaults list starts from the longest beginning already merged (Hydra's ``hydra/*``
-configs and the schema come first in every list). Expanding the largest preset (200 runs, 40 structures)
+configs and the schema come first in every list). Expanding the largest preset (220 runs, 44 structures)
 is measured in BENCHMARKS.md: about 1.3 s in a new process on a new machine, 0.5 s once kept.
 
 The result is the config Hydra composes, node for node (``tests/test_compose.py`` compares the YAML of

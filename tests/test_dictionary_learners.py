@@ -532,3 +532,15 @@ def test_a_round_played_one_input_at_a_time_passes_over_the_history_once_per_add
         learner.learn_one(x_t, y_t)
     assert len(passes) == learner.model_size  # one pass per point added (two before)
     np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
+
+
+def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_first_round():
+    """carry=mapped: Ã mapped into the new embedding has no curvature on a new direction, and its pseudo-inverse
+    leaves ω there at 0; the dictionary starts empty, so every prediction is 0. carry=alpha (α there) learns."""
+    X, y = stream(300, 3)
+    keys = dict(sigma=0.8, alpha=1.0, gamma=0.5, seed=0)
+    mapped = LEARNERS.get("con_kons")(3, carry="mapped", **keys)
+    assert np.all(play_loop(mapped, X, y) == 0) and mapped.model_size > 1
+    learned = play_blocks(LEARNERS.get("con_kons")(3, **keys), X, y, (64,))
+    assert np.mean((learned - y) ** 2) < 0.5 * np.mean(y**2)
+    assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0

@@ -283,6 +283,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table1", "pros_n_kons_eta_half"): {"learner.eta"},
     ("pros_n_kons_table1", "fogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "nogd_eta0.1"): {"learner.eta"},
+    ("pros_n_kons_table1", "con_kons_mapped"): {"learner.carry"},
     ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
     ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},

@@ -6,6 +6,13 @@ is mapped the same way, with α on the new direction. In the nested Cholesky bas
 :mod:`okl.dictionary.nystrom` this appends a zero coordinate to ω and a row and column (0, …, 0, α)
 to Ã.
 
+Choice (``carry``): the text maps Ã "by a similar update rule" and says no more. Mapped literally,
+M Ã_{t−1} Mᵀ with M the inclusion of H_{j−1} in H_j, Ã has no curvature on the new direction: it is
+singular there. ``carry: alpha`` (the default) gives the new direction ONS's initial Ã = α I;
+``carry: mapped`` keeps the literal map and uses the pseudo-inverse (Ã⁻¹ = 0 on the new direction, the
+only inverse defined), so ω never moves along a direction added after round 1's dictionary. Measured on
+the tables (arm con_kons_mapped of pros_n_kons_table1 and _table2, deviation con_kons_carry).
+
 Example: PROS-N-KONS without restarts: the same dictionary (same coins), no fresh start:
 
 >>> import numpy as np
@@ -22,12 +29,30 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from okl.learners.base import register
-from okl.learners.newton.pros_n_kons import ProsNKons
+from okl.learners.newton.pros_n_kons import ProsNKons, ProsNKonsParams
+from okl.validation import one_of
+
+
+@dataclass(frozen=True)
+class ConKonsParams(ProsNKonsParams):
+    """PROS-N-KONS's keys, and carry: Ã on a new direction, ``alpha`` (α) or ``mapped`` (the literal map: none)."""
+
+    carry: str = field(default="alpha", metadata={"added": True})  # in a run's identity only when set
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        one_of("carry", self.carry, ("alpha", "mapped"))
 
 
 @register("con_kons")
 class ConKons(ProsNKons):
     """PROS-N-KONS that carries its state over dictionary changes."""
 
+    Params = ConKonsParams
     carry_over = True
+
+    def _new_direction(self, alpha: float) -> float:
+        return 1.0 / alpha if self.params.carry == "alpha" else 0.0

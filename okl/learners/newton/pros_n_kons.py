@@ -118,13 +118,17 @@ class ProsNKons(KORSLearner, BlockLearner):
         self.restarts += 1
         j, alpha = self.map.dim, self.params.alpha
         if self.carry_over:
-            if grew:  # old coordinates are unchanged; the new direction starts at 0 with Ã = α there
+            if grew:  # old coordinates are unchanged; the new direction starts at 0 with Ã = α there (or 0)
                 P = np.zeros((j, j))
-                P[:-1, :-1], P[-1, -1] = self.P, 1.0 / alpha
+                P[:-1, :-1], P[-1, -1] = self.P, self._new_direction(alpha)
                 self.P, self.omega = P, np.append(self.omega, 0.0)
             self.w = self.omega.copy()
         else:
             self.P, self.w, self.omega = np.eye(j) / alpha, np.zeros(j), np.zeros(j)
+
+    def _new_direction(self, alpha: float) -> float:
+        """Ã⁻¹ on a new direction of the embedding when the state is carried over (CON-KONS)."""
+        return 1.0 / alpha
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         B, start = len(y), self.kors.size
