@@ -285,6 +285,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table1", "nogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "con_kons_mapped"): {"learner.carry"},
     ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
+    ("pros_n_kons_table2", "kors_batch_squared_hinge"): {"learner.loss"},
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
     ("pros_n_kons_table2", "fogd_eta_sqrt"): {"learner.eta"},
     ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
