@@ -64,6 +64,7 @@ ORDER = (  # the order of --list, --all and REPRODUCTION.md: paper by paper, as 
     "polk_table2_multidist",
     "polk_multidist_readings",
     "polk_fig5_mnist",
+    "polk_fig7_mnist",
 )
 
 BENCH = (  # okl-bench
