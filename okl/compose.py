@@ -253,7 +253,10 @@ class _DiskBases:
         if not self._fingerprint:
             return None
         name = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-        return kept_folder() / self._fingerprint / f"{name}.pkl"
+        try:
+            return kept_folder() / self._fingerprint / f"{name}.pkl"
+        except RuntimeError:  # no home directory to keep them in: compositions are not kept
+            return None
 
     def _prune(self, root: Path) -> None:
         folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)

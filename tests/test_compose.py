@@ -139,3 +139,12 @@ def test_a_damaged_kept_composition_is_composed_again(hydra_context, nothing_kep
     for kept in kept_folder().glob("*/*.pkl"):
         kept.write_bytes(b"not a pickle")
     _same(Composer(hydra_context).compose(["learner=fogd"]), compose("config", overrides=["learner=fogd"]))
+
+
+def test_without_a_home_compositions_are_composed_and_not_kept(hydra_context, monkeypatch):
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr("okl.compose.Path.home", no_home)
+    _same(Composer(hydra_context).compose(["learner=fogd"]), compose("config", overrides=["learner=fogd"]))
