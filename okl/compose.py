@@ -13,8 +13,8 @@ override list (``hydra.overrides.task``, ``hydra.job.override_dirname``).
 Two more savings: configs composed by :meth:`Composer.compose` (the app's config, no ``hydra`` node) are
 kept on disk for the next process, under a fingerprint of every config source (:class:`_DiskBases`), and
 the merge of a defaults list starts from the longest beginning already merged (Hydra's ``hydra/*``
-configs and the schema come first in every list). Expanding the largest preset (220 runs, 44 structures)
-is measured in BENCHMARKS.md: about 1.3 s in a new process on a new machine, 0.5 s once kept.
+configs and the schema come first in every list). BENCHMARKS.md gives the time a new process takes to expand
+the largest preset, on a new machine and once its compositions are kept (``okl-bench``'s planning line).
 
 The result is the config Hydra composes, node for node (``tests/test_compose.py`` compares the YAML of
 both, ``hydra`` node included, over group, value, add, delete and error overrides). It relies on two
@@ -65,6 +65,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 CONFIG_NAME = "config"
 SEARCHPATH = "hydra.searchpath"  # an override of the search path changes which files exist: never shared
+UNREADABLE = (pickle.UnpicklingError, EOFError, AttributeError, ImportError)  # a kept file that does not unpickle
 
 
 class _SharedFilesLoader(ConfigLoaderImpl):
@@ -170,8 +171,15 @@ class Composer:
         structure = [o.input_line for o in parsed if not self._is_value(o)]
         key = ("compose", config_name, tuple(structure))
         if key not in self._bases:
-            self._bases[key] = self._disk.get(key) or b""
-        if not self._bases[key]:
+            kept = self._disk.get(key)
+            if kept is not None:
+                try:  # its first copy is the check that the kept file is whole
+                    cfg = self._finish(kept, parsed)
+                except UNREADABLE:
+                    pass  # damaged, or an older okl's classes: composed again below
+                else:
+                    self._bases[key] = kept
+                    return cfg
             composed = self._files().load_configuration(config_name, structure, RunMode.RUN, from_shell=False)
             self._bases[key] = self._disk.put(key, _stored(_without_hydra(composed)))
         return self._finish(self._bases[key], parsed)
@@ -229,12 +237,12 @@ class _DiskBases:
         self._fingerprint: str | None = None
 
     def get(self, key: tuple[Any, ...]) -> bytes | None:
+        """The kept composition (pickled, unchecked: :meth:`Composer.compose` unpickles it), or None."""
         path = self._path(key)
         try:
-            stored = path.read_bytes() if path is not None else None
-            return stored if stored is not None and pickle.loads(stored) is not None else None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None  # absent or unreadable (an older okl's classes): composed again
+            return path.read_bytes() if path is not None else None
+        except OSError:
+            return None  # absent: composed again
 
     def put(self, key: tuple[Any, ...], stored: bytes | DictConfig) -> bytes | DictConfig:
         path = self._path(key)

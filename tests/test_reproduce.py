@@ -398,3 +398,13 @@ def test_okl_bench_times_the_planning_of_the_largest_preset(no_data):
     assert found, line
     assert int(found[1]) == max(len(sweep.combinations(p.name, [])) for p in catalog.all_artefacts())
     assert not no_data.exists()
+
+
+def test_a_runs_expected_cost_reads_the_history_of_its_dataset_by_name_not_by_its_label():
+    """A river stream's runs are labelled by stream (``Phishing``) in reports; the results name the dataset
+    ``river``, and the pool's cost model reads the history under that name."""
+    overrides = ("dataset=river", "dataset.stream=datasets.Phishing", "learner=fogd", "learner.eta=0.1")
+    run = sweep.Run(overrides, config.plan(sweep.compose_config(list(overrides))), "fogd")
+    assert run.dataset == "Phishing"
+    history = {("fogd", "river"): 2e-3, ("fogd", ""): 1e-6}
+    assert pipeline._expected_seconds(run, history) == pytest.approx(2e-3 * run.plan.rounds)

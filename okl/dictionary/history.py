@@ -78,18 +78,25 @@ class History:
         to every round kept; return (Φᵀ Ψ, Ψᵀ Ψ, Ψᵀ y)."""
         m, k = self.m, len(Z)
         last, self._last = self._last, None
+        self._widen(m + k)
         if last is not None and last[:2] == (self.n, m) and np.array_equal(last[2], Z):
-            return self._store(*last[3:])
-        grown = {i for i, (_, _, Pb) in enumerate(self.blocks) if len(Pb) < m + k}
-        self._require(8 * ROWS * self._capacity(m + k) * len(grown), self.n, m + k)
-        for i in grown:
-            Xb, yb, Pb = self.blocks[i]
-            wider = np.zeros((self._capacity(m + k), ROWS))
-            wider[:m] = Pb[:m]
-            self.blocks[i] = (Xb, yb, wider)
-        stats = self.coordinate_stats(kernel, Z, L, T_inv, store=True)
+            for (_, _, Pb), Psi_t in zip(self.blocks, last[3], strict=True):  # the prediction's pass: no second
+                Pb[m : m + 1, : Psi_t.shape[1]] = Psi_t
+            stats = last[4]
+        else:
+            stats = self.coordinate_stats(kernel, Z, L, T_inv, store=True)
         self.m = m + k
         return stats
+
+    def _widen(self, rows: int) -> None:
+        """Room for ``rows`` coordinates in every block (a block's capacity doubles when it fills)."""
+        grown = {i for i, (_, _, Pb) in enumerate(self.blocks) if len(Pb) < rows}
+        self._require(8 * ROWS * self._capacity(rows) * len(grown), self.n, rows)
+        for i in grown:
+            Xb, yb, Pb = self.blocks[i]
+            wider = np.zeros((self._capacity(rows), ROWS))
+            wider[: self.m] = Pb[: self.m]
+            self.blocks[i] = (Xb, yb, wider)
 
     def coordinate_stats(
         self, kernel: Kernel, Z: np.ndarray, L: np.ndarray, T_inv: np.ndarray, store: bool = False
@@ -112,20 +119,6 @@ class History:
         if kept is not None:
             self._last = (self.n, self.m, Z.copy(), kept, stats[:3])
         return stats[:3]
-
-    def _store(self, Psi: list[np.ndarray], stats: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        """Add the one coordinate whose Ψ (per block) a prediction computed: no second pass over the rounds."""
-        grown = sum(len(Pb) < self.m + 1 for _, _, Pb in self.blocks)
-        self._require(8 * ROWS * self._capacity(self.m + 1) * grown, self.n, self.m + 1)
-        for i, Psi_t in enumerate(Psi):
-            Xb, yb, Pb = self.blocks[i]
-            if len(Pb) < self.m + 1:
-                wider = np.zeros((self._capacity(self.m + 1), ROWS))
-                wider[: self.m] = Pb[: self.m]
-                self.blocks[i] = (Xb, yb, Pb := wider)
-            Pb[self.m : self.m + 1, : Psi_t.shape[1]] = Psi_t
-        self.m += 1
-        return stats
 
     def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool, kept: list | None = None) -> tuple:
         """The sums over ``blocks``, and the blocks' Ψ (in ``kept``, else returned as the fourth item)."""

@@ -197,8 +197,8 @@ def _history(options: Options) -> dict[tuple[str, str], float]:
 def _expected_seconds(run: sweep.Run, history: dict[tuple[str, str], float]) -> float:
     """Its rounds times the seconds per round of earlier runs of its learner on its dataset (else anywhere);
     without any, 10 µs a round: a simple model that still ranks long streams first."""
-    learner = run.plan.learner.name
-    rate = history.get((learner, run.dataset), history.get((learner, ""), 1e-5))
+    learner, dataset = run.plan.learner.name, run.plan.dataset.name  # the results' names (run.dataset: a label)
+    rate = history.get((learner, dataset), history.get((learner, ""), 1e-5))
     return rate * run.plan.rounds
 
 
