@@ -132,6 +132,10 @@ def test_a_changed_config_file_is_composed_again(tmp_path, nothing_kept):
     assert composed(["seed=2"]).learner.eta == 0.5
     assert composed(["seed=3"]).learner.eta == 0.5
     assert len(list(kept_folder().iterdir())) == 2  # one folder per version of the files
+    for eta in (0.25, 0.125, 0.0625):
+        (folder / "learner" / "a.yaml").write_text(f"eta: {eta}\n")
+        assert composed(["seed=2"]).learner.eta == eta
+    assert len(list(kept_folder().iterdir())) == 3  # the three newest versions are kept
 
 
 def test_a_damaged_kept_composition_is_composed_again(hydra_context, nothing_kept):
