@@ -37,6 +37,16 @@ def squared_distance(a: np.ndarray, b: np.ndarray) -> float:
     return s
 
 
+@numba.njit(nogil=True, cache=True)
+def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> float:
+    """out[j] = k(x, Y[j]) by a compiled loop (the Gaussian kernel from the squared distance, else xᵀY[j]),
+    for compiled code that plays one round; returns k(x, x)."""
+    c = -0.5 / (sigma * sigma)
+    for j in range(Y.shape[0]):
+        out[j] = np.exp(c * squared_distance(x, Y[j])) if gaussian else np.dot(x, Y[j])
+    return 1.0 if gaussian else np.dot(x, x)
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A kernel by name (``gaussian`` with bandwidth ``sigma``, or ``linear``)."""
@@ -48,6 +58,11 @@ class Kernel:
         """K[i, j] = k(X[i], Y[j])."""
         X, Y = np.atleast_2d(X), np.atleast_2d(Y)
         return gaussian(X, Y, self.sigma) if self.kind == "gaussian" else X @ Y.T
+
+    @property
+    def compiled(self) -> tuple[bool, float]:
+        """The arguments of :func:`kernel_row` that name this kernel."""
+        return self.kind == "gaussian", float(self.sigma)
 
     def diag(self, X: np.ndarray) -> np.ndarray:
         """k(x, x) for each row."""

@@ -544,3 +544,36 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
     learned = play_blocks(LEARNERS.get("con_kons")(3, **keys), X, y, (64,))
     assert np.mean((learned - y) ** 2) < 0.5 * np.mean(y**2)
     assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0
+
+
+@pytest.mark.parametrize("name", ["pkawv_nystrom", "pkrr_nystrom"])
+def test_a_round_played_alone_is_the_blocks_round_whatever_else_is_asked_between(name, monkeypatch):
+    """The compiled one-round path keeps the prediction's work for the learning round of the same input: learning
+    without a prediction, predicting other inputs (and predict_many) before learning, or predicting twice, leaves
+    the rounds those of the block path, on rounds that add points and rounds that do not."""
+    from okl.learners.nystrom import pkawv_nystrom
+
+    compiled = []
+    peek = pkawv_nystrom._peek_one
+    monkeypatch.setattr(pkawv_nystrom, "_peek_one", lambda *a: compiled.append(1) or peek(*a))
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(-1, 1, (400, 3)), rng.normal(size=400)
+    learner, blocks = (LEARNERS.get(name)(3, sigma=0.5, lam=0.1, seed=2) for _ in range(2))
+    reference = blocks.predict_learn_block(X, y)
+    ours = np.full(len(y), np.nan)
+    for t, (x_t, y_t) in enumerate(zip(X, y, strict=True)):
+        if t % 4 == 1:
+            learner.predict_one(X[(t + 7) % len(X)])
+            ours[t] = learner.predict_one(x_t)
+            learner.predict_many(X[t : t + 3])
+        elif t % 4 == 2:
+            ours[t] = learner.predict_one(x_t)
+            assert learner.predict_one(x_t) == ours[t]
+        elif t % 4 == 3:
+            ours[t] = learner.predict_one(x_t)
+        learner.learn_one(x_t, y_t)
+    played = ~np.isnan(ours)
+    assert learner.kors.size > 20 and learner.kors.size == blocks.kors.size  # rounds that add points among them
+    assert len(compiled) > 400  # the compiled path played the other rounds
+    np.testing.assert_allclose(ours[played], reference[played], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(learner.predict_many(X[:50]), blocks.predict_many(X[:50]), rtol=1e-9, atol=1e-12)

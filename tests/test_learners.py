@@ -12,6 +12,7 @@ from okl.learners import LEARNERS
 from okl.learners.awv.kernel_awv import KernelAWV
 from okl.learners.awv.online_krr import OnlineKRR
 from okl.learners.awv.pkawv_taylor import PKAWVTaylor
+from okl.learners.base import _finite
 from okl.learners.ensembles.intervals import AdaptiveParams
 from okl.learners.random_features.fogd import FOGD
 from okl.linalg.online_ridge import OnlineRidge
@@ -437,6 +438,21 @@ def test_a_snapshot_of_the_exact_factor_holds_its_written_rows_only(tmp_path):
     np.testing.assert_array_equal(
         restored.predict_learn_block(X[100:], y[100:]), learner.predict_learn_block(X[100:], y[100:])
     )
+
+
+@pytest.mark.parametrize(
+    ("values", "finite"),
+    [
+        ([1.0, -2.0], True),
+        ([1e308, 1e308], True),
+        ([np.inf, -np.inf], False),
+        ([np.nan, 1.0], False),
+        ([-np.inf], False),
+    ],
+)
+def test_the_input_check_tells_finite_from_not(values, finite):
+    """Finite entries whose sum would overflow are accepted, infinities that would cancel into NaN refused."""
+    assert _finite(np.array(values)) is finite
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))

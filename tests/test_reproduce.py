@@ -400,6 +400,26 @@ def test_okl_bench_times_the_planning_of_the_largest_preset(no_data):
     assert not no_data.exists()
 
 
+def test_okl_bench_times_the_per_round_path_against_the_blocks(mirror):
+    """BENCHMARKS.md's per-round line: learner times of block=1 and of the blocks, read from the runs' manifests."""
+    line = bench_cli.per_round(*bench_cli.SMOKE)
+    found = re.fullmatch(
+        r"Per-round path, `okl-run learner=pkrr_nystrom dataset=casp sigma=1 lam=1 n=2000 block=1` \(river's "
+        r"`predict_one`/`learn_one`\): ([\d.]+) s of learner time against ([\d.]+) s in its blocks, ([\d.]+)× "
+        r"\(medians of 1\)\.",
+        line,
+    )
+    assert found, line
+    one, blocks, ratio = map(float, found.groups())
+    assert blocks > 0 and ratio == pytest.approx(one / blocks, rel=0.02, abs=0.06)
+
+
+def test_okl_bench_skips_the_per_round_line_without_casp(no_data):
+    assert bench_cli.per_round() == (
+        "Per-round path: skipped, casp is not here (okl-data fetch casp, or set OKL_DATA_MIRROR)."
+    )
+
+
 def test_a_runs_expected_cost_reads_the_history_of_its_dataset_by_name_not_by_its_label():
     """A river stream's runs are labelled by stream (``Phishing``) in reports; the results name the dataset
     ``river``, and the pool's cost model reads the history under that name."""

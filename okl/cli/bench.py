@@ -13,7 +13,9 @@ peak RSS is its own. Cases whose data is absent are skipped with the fetch comma
 run fails, 2 on bad arguments, 130 on Ctrl-C.
 
 The report also times the planning of the largest preset (:func:`planning`): what ``okl-reproduce`` does
-before its first run, on a new machine and once the compositions are kept (:mod:`okl.compose`).
+before its first run, on a new machine and once the compositions are kept (:mod:`okl.compose`); and the
+per-round path of a dictionary learner against its blocks (:func:`per_round`): what river's
+``predict_one``/``learn_one`` cost.
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         sys.exit(130)
-    timing = f"{report.reproduction_timing(Path('figures'))}\n\n{planning()}"
+    timing = (
+        f"{report.reproduction_timing(Path('figures'))}\n\n{planning()}\n\n{per_round(*SMOKE if args.smoke else ())}"
+    )
     path = report.assemble(out, options.report, catalog.BENCH, report.BENCHMARKS, repeats=repeats, reproduction=timing)
     print(f"\n{len(cases)} cases in {time.perf_counter() - start:.0f} s; report {path}")
     failures = failure_lines(outcomes)
@@ -103,4 +107,43 @@ def planning(preset: str = LARGEST) -> str:
     return (
         f"Planning the largest preset, `okl-reproduce {preset}` ({runs} runs, no data read): {float(new):.2f} s "
         f"on a new machine, {float(kept):.2f} s once its compositions are kept (`~/.cache/okl-compose/`)."
+    )
+
+
+SMOKE = (1, 2000)  # --smoke: one pair of runs on 2,000 rounds
+RUN = "import sys; from okl.cli.run import main; sys.argv[0] = 'okl-run'; main()"
+PER_ROUND = ("learner=pkrr_nystrom", "dataset=casp", "sigma=1", "lam=1")  # bench_river_casp's arm
+
+
+def per_round(pairs: int = 3, rounds: int | None = None) -> str:
+    """One line on the learner time of ``okl-run`` with ``block=1`` (``predict_one``/``learn_one`` round by
+    round) against its default blocks, for pkrr_nystrom on casp (its first ``rounds``, default all): ``pairs``
+    alternating runs of each, the median of each. Skipped (with the fetch command) when casp is not here."""
+    from okl import results
+    from okl.data.cache import on_disk
+    from okl.data.catalog import SPECS
+    from okl.data.sources import data_dir, mirror_root
+
+    if not on_disk(SPECS["casp"], data_dir(), mirror_root()):
+        return "Per-round path: skipped, casp is not here (okl-data fetch casp, or set OKL_DATA_MIRROR)."
+    with tempfile.TemporaryDirectory(prefix="okl-bench-round-") as root:
+        seconds: dict[str, list[float]] = {"1": [], "default": []}
+        for _ in range(pairs):
+            for block in seconds:
+                sized = [] if block == "default" else [f"block={block}"]
+                args = [
+                    *PER_ROUND,
+                    *sized,
+                    *([f"n={rounds}"] if rounds else []),
+                    "progress=false",
+                    "sink.overwrite=true",
+                    f"sink.root={root}",
+                ]
+                subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, check=True)
+                seconds[block].append(float(results.runs(root).learner_s.iloc[0]))
+    one, blocks = (sorted(v)[len(v) // 2] for v in seconds.values())
+    return (
+        f"Per-round path, `okl-run {' '.join(PER_ROUND)}{f' n={rounds}' if rounds else ''} block=1` (river's "
+        f"`predict_one`/`learn_one`): "
+        f"{one:.3g} s of learner time against {blocks:.3g} s in its blocks, {one / blocks:.1f}× (medians of {pairs})."
     )

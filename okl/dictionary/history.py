@@ -71,6 +71,17 @@ class History:
             done += take
             self.n += take
 
+    def append_one(self, x: np.ndarray, y: float, phi: np.ndarray) -> None:
+        """Record one round (the per-round path of :meth:`append`)."""
+        i, r = divmod(self.n, ROWS)
+        if i == len(self.blocks):
+            self.append(x[None, :], np.array([y]), phi[None, :])
+            return
+        Xb, yb, Pb = self.blocks[i]
+        Xb[r], yb[r] = x, y
+        Pb[: self.m, r] = phi
+        self.n += 1
+
     def add_coordinates(
         self, kernel: Kernel, Z: np.ndarray, L: np.ndarray, T_inv: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

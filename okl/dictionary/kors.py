@@ -49,7 +49,7 @@ from scipy.linalg import solve_triangular
 
 from okl.dictionary.uniforms import Uniforms
 from okl.kernels import Kernel
-from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
 from okl.seeding import rng
 
 
@@ -132,6 +132,17 @@ class KORS:
         _scan(norms, diag, u, self.gamma, self.eps, self.beta, self.budget - self.size, False, 0, added, tau, p)
         return added
 
+    def one(self) -> tuple:
+        """The arguments of :func:`decide_one` that hold this dictionary (L⁻¹, ε, β, the coming round's coin and
+        the room the budget leaves), for compiled code that plays one unscaled round."""
+        u = self.coins.take(self.t, 1)[0]
+        return self.L_inv, self.gamma, self.eps, self.beta, u, self.budget - self.size
+
+    def skip(self, p: float) -> None:
+        """Record the coming round as :func:`decide_one` decided it: not joining, with probability p̃ = ``p``."""
+        self.t += 1
+        self.p_sum += p
+
     def _projections(self, X, s, spare, pool=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """(Wᵀ with ``spare`` free columns, ||W[:, b]||², k̄(x_b, x_b), scaled) for the rows of X, where
         W = L⁻¹ K̄(I, X) is one triangular product (BLAS-3). With a ``pool``, and at least ``SPLIT``
@@ -209,17 +220,36 @@ def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(nogil=True, cache=True)
+def _decide(norm, diag, u, gamma, eps, beta, room):
+    """Eq. 4 for one round from k̄_tt (``diag``) and ||L⁻¹ k̄_I||² (``norm``), and its coin u: (τ̃, p̃, joins)."""
+    q = max(diag - norm, 0.0) / gamma
+    tau = (1.0 + eps) * q / (1.0 + q)
+    p = min(beta * tau, 1.0)
+    return tau, p, u < p and room > 0
+
+
+@numba.njit(nogil=True, cache=True)
 def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
     """Decide rounds start.. of a block (see ``KORS._play``) until one joins (only when ``commit``
     and the budget leaves ``room``); return its index, or the block length."""
     for b in range(start, len(diag)):
-        q = max(diag[b] - norms[b], 0.0) / gamma
-        tau[b] = (1.0 + eps) * q / (1.0 + q)
-        p[b] = min(beta * tau[b], 1.0)
-        added[b] = u[b] < p[b] and room > 0
+        tau[b], p[b], added[b] = _decide(norms[b], diag[b], u[b], gamma, eps, beta, room)
         if added[b] and commit:
             return b
     return len(diag)
+
+
+@numba.njit(nogil=True, cache=True)
+def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
+    """One unscaled round as compiled code (the arguments of :meth:`KORS.one`, then k(x, x) and w holding
+    k(I, x)): w ← L⁻¹ k(I, x), then Eq. 4; returns (τ̃, p̃, joins). The per-round twin of ``_projections``
+    and ``_scan``; a round that does not join is then recorded by :meth:`KORS.skip`."""
+    norm = 0.0
+    if len(w):
+        dtrmv(LOWER, NO_TRANS, L_inv, w)
+        for i in range(len(w)):
+            norm += w[i] * w[i]
+    return _decide(norm, diag, u, gamma, eps, beta, room)
 
 
 @numba.njit(nogil=True, cache=True)

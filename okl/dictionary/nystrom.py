@@ -25,10 +25,11 @@ triangular solve), which releases the GIL (:mod:`okl.linalg.nogil_blas`).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from okl.kernels import Kernel
-from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
 
 TOL = 1e-10
 
@@ -85,3 +86,11 @@ class NystromMap:
         """Add the points of Z in order (those already in the span are skipped)."""
         for z in Z:
             self.add(z)
+
+
+@numba.njit(nogil=True, cache=True)
+def embed_one(R_inv, phi) -> None:
+    """φ̃(x) = R⁻¹ k_Z(x) in place of k_Z(x) in ``phi``, as compiled code: the per-round twin of
+    :meth:`NystromMap.transform`."""
+    if len(phi):
+        dtrmv(LOWER, NO_TRANS, R_inv, phi)

@@ -18,14 +18,14 @@ class Uniforms:
         self.buf = np.empty(0)
 
     def take(self, index: int, count: int) -> np.ndarray:
-        """Draws number ``index`` .. ``index + count - 1``; earlier indices may be forgotten."""
+        """Draws number ``index`` .. ``index + count - 1``; earlier indices may be forgotten (they are dropped
+        when the buffer is refilled, not at every call: a round played alone reads one draw, and slicing the
+        buffer each time cost it as much as the rest of the read)."""
         if index < self.start:
             raise IndexError(f"uniform {index} was already discarded")
-        drop = index - self.start
-        if drop:
-            self.buf = self.buf[drop:]
-            self.start = index
-        missing = count - len(self.buf)
+        i = index - self.start
+        missing = i + count - len(self.buf)
         if missing > 0:
-            self.buf = np.concatenate([self.buf, self.generator.random(max(missing, CHUNK))])
-        return self.buf[:count]
+            self.buf = np.concatenate([self.buf[i:], self.generator.random(max(missing, CHUNK))])
+            self.start, i = index, 0
+        return self.buf[i : i + count]

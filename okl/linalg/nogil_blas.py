@@ -51,6 +51,9 @@ _dsymm = _external("blas", "dsymm", 12)
 _dsyrk = _external("blas", "dsyrk", 10)
 _dtrmm = _external("blas", "dtrmm", 11)
 _dgemv = _external("blas", "dgemv", 11)
+_dsymv = _external("blas", "dsymv", 10)
+_dsyr = _external("blas", "dsyr", 7)
+_dtrmv = _external("blas", "dtrmv", 8)
 _dpotrf = _external("lapack", "dpotrf", 5)
 _dtrtri = _external("lapack", "dtrtri", 6)
 
@@ -135,6 +138,38 @@ def dgemv(trans: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y
     _dgemv(
         flags.ctypes, dims[0:].ctypes, dims[1:].ctypes, scal[0:].ctypes, A.ctypes, dims[2:].ctypes,
         x.ctypes, dims[3:].ctypes, scal[1:].ctypes, y.ctypes, dims[3:].ctypes,
+    )  # fmt: skip
+
+
+@numba.njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True, cache=True)
+def dsymv(uplo: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y: np.ndarray):
+    """y ← α A x + β y, A symmetric, its ``uplo`` triangle read (x and y contiguous)."""
+    flags = _chars(uplo)
+    dims = np.array([A.shape[0], _ld(A), 1], dtype=np.int32)
+    scal = np.array([alpha, beta])
+    _dsymv(
+        flags.ctypes, dims[0:].ctypes, scal[0:].ctypes, A.ctypes, dims[1:].ctypes, x.ctypes, dims[2:].ctypes,
+        scal[1:].ctypes, y.ctypes, dims[2:].ctypes,
+    )  # fmt: skip
+
+
+@numba.njit(void(u1, f8, IN1, OUT2), nogil=True, cache=True)
+def dsyr(uplo: int, alpha: float, x: np.ndarray, A: np.ndarray):
+    """A ← α x xᵀ + A on A's ``uplo`` triangle (x contiguous)."""
+    flags = _chars(uplo)
+    dims = np.array([A.shape[0], _ld(A), 1], dtype=np.int32)
+    scal = np.array([alpha])
+    _dsyr(flags.ctypes, dims[0:].ctypes, scal.ctypes, x.ctypes, dims[2:].ctypes, A.ctypes, dims[1:].ctypes)
+
+
+@numba.njit(void(u1, u1, IN2, OUT1), nogil=True, cache=True)
+def dtrmv(uplo: int, trans: int, A: np.ndarray, x: np.ndarray):
+    """x ← op(A) x, A triangular (non-unit diagonal; x contiguous)."""
+    flags = _chars(uplo, trans, _NON_UNIT)
+    dims = np.array([A.shape[0], _ld(A), 1], dtype=np.int32)
+    _dtrmv(
+        flags[0:].ctypes, flags[1:].ctypes, flags[2:].ctypes, dims[0:].ctypes, A.ctypes, dims[1:].ctypes,
+        x.ctypes, dims[2:].ctypes,
     )  # fmt: skip
 
 

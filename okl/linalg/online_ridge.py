@@ -10,7 +10,8 @@ Notation (pkawv_jezequel2019, Appendix H.1, Algorithm 1): features φ_t ∈ R^r,
 
 The state is the inverse P = A⁻¹ (upper triangle, Fortran order) and b.
 
-Per round (``predict`` / ``update``) is Algorithm 1: v = P φ, h = φᵀv, then P ← P - v vᵀ / (1 + h).
+Per round (``predict`` / ``update``, compiled in :func:`predict_one` / :func:`update_one`) is Algorithm 1:
+v = P φ, h = φᵀv, then P ← P - v vᵀ / (1 + h).
 
 A block of B rounds with features Φ (B×r) and labels y is played exactly with BLAS-3 work. With
 Q = P Φᵀ and S = I + Φ P Φᵀ = C Cᵀ (Cholesky, C lower with diagonal c), the unit-lower LDLᵀ factor
@@ -79,15 +80,12 @@ class OnlineRidge:
 
     # -- per round (Algorithm 1) -------------------------------------------------------------------
     def predict(self, phi: np.ndarray) -> float:
-        v = blas.dsymv(1.0, self.P, phi, lower=0)
-        ridge = float(v @ self.b)
-        return ridge / (1.0 + float(phi @ v)) if self.awv else ridge
+        return predict_one(self.P, self.b, phi, self.awv, np.empty(self.dim))[0]
 
     def update(self, phi: np.ndarray, y: float) -> None:
-        v = blas.dsymv(1.0, self.P, phi, lower=0)
-        h = float(phi @ v)
-        self.P = blas.dsyr(-1.0 / (1.0 + h), v, a=self.P, lower=0, overwrite_a=1)
-        self.b += y * phi
+        v = np.empty(self.dim)
+        h = predict_one(self.P, self.b, phi, self.awv, v)[1]
+        update_one(self.P, self.b, phi, v, h, y)
 
     # -- a new feature (dictionary growth) ---------------------------------------------------------
     def add_feature(self, cross: np.ndarray, square: float, target: float) -> None:
@@ -149,6 +147,29 @@ class OnlineRidge:
         if _block(self.P, self.b, Phi.T, y, self.awv, pred):  # S >= I in exact arithmetic
             raise FloatingPointError("block Gram matrix is not positive definite (a corrupted state)")
         return pred
+
+
+@numba.njit(nogil=True, cache=True)
+def predict_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, awv: bool, v: np.ndarray) -> tuple[float, float]:
+    """Algorithm 1's prediction at φ, compiled for code that plays one round: v ← Pφ (kept for
+    :func:`update_one`), h = φᵀv; returns (ŷ, h), ŷ = vᵀb, divided by 1 + h for AWV."""
+    if not len(phi):
+        return 0.0, 0.0
+    nb.dsymv(nb.UPPER, 1.0, P, phi, 0.0, v)
+    h, ridge = 0.0, 0.0
+    for i in range(len(phi)):
+        h += phi[i] * v[i]
+        ridge += v[i] * b[i]
+    return (ridge / (1.0 + h) if awv else ridge), h
+
+
+@numba.njit(nogil=True, cache=True)
+def update_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, v: np.ndarray, h: float, y: float) -> None:
+    """Algorithm 1's update in place from :func:`predict_one`'s v and h: P ← P − v vᵀ/(1 + h), b ← b + y φ."""
+    if len(phi):
+        nb.dsyr(nb.UPPER, -1.0 / (1.0 + h), v, P)
+    for i in range(len(phi)):
+        b[i] += y * phi[i]
 
 
 @numba.njit(nogil=True, cache=True)

@@ -20,6 +20,14 @@ never a re-solve against the n×m matrix each round as the authors' code does. B
 (``next_block``), so the passes are few. With every point in the dictionary this is
 exact Kernel-AWV (a test checks it); ``pkrr_nystrom`` drops the f(x_t)² term.
 
+One round at a time (river's ``predict_one``/``learn_one``, ``okl-run block=1``): a round whose point does not
+join is one compiled call to predict (KORS's Eq. 4 on L⁻¹k(I, x), φ̃(x) = R⁻¹k_Z(x) from the same kernel row,
+the ridge's v = A⁻¹φ̃) and one to learn (Algorithm 1's rank-one update with that v), O(m² + md) as in a block;
+a round whose point joins is a block of one round, whose pass over the history (O(nm)) a block shares between
+all the points it adds. Measured on casp (pkrr, σ = λ = 1, m = 169 at the end, ``okl-bench``'s per-round
+line): 7.0 s of learner time before this path, 1.4-1.6 s with it, against 0.3-0.4 s in blocks; 0.44 s of
+it are the 169 passes.
+
 Two threads: while the ridge plays SUB rounds, a second thread embeds the next SUB (kernel rows, the
 triangular product, and the new coordinates' statistics over them) and records the last ones in the
 history; the history pass and KORS's products are split between the two threads too. The BLAS calls
@@ -48,17 +56,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numba
 import numpy as np
 
 from okl.dictionary.history import History
-from okl.dictionary.kors import KORS
-from okl.dictionary.nystrom import TOL, NystromMap
-from okl.kernels import Kernel
+from okl.dictionary.kors import KORS, decide_one
+from okl.dictionary.nystrom import TOL, NystromMap, embed_one
+from okl.kernels import Kernel, kernel_row
 from okl.learners.base import BlockLearner, KORSLearner, register
-from okl.linalg.online_ridge import OnlineRidge
+from okl.linalg.online_ridge import OnlineRidge, predict_one, update_one
 from okl.params import KernelParams, KORSParams
 from okl.validation import positive
 
+SIZES = ("model_size", "dictionary_size")  # the per-round diagnostics
 SUB = 512  # rounds embedded at a time (their features stay in cache)
 LONGEST = 131072  # rounds per block at most (see ``next_block``)
 
@@ -90,6 +100,20 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self.map = NystromMap(d, kernel)
         self.ridge = OnlineRidge(0, p.lam, awv=self.awv)
         self.history = History(d, self.name)
+        self._pending: tuple | None = None  # the last _one: ((x's bytes, round), its result)
+        self._sizes: tuple = (None, {})  # the last one-round diagnostics, by (model size, dictionary size)
+        self._buffers: tuple = (None,)  # (sizes, w, φ̃, v) of _one
+        self._kernel = kernel.compiled
+        self._load_one()
+
+    def _load_one(self) -> None:
+        """Compile (or load) the one-round code now, with the array layouts of a run, not inside timed rounds
+        (loading it took the first rounds of a run 60 ms)."""
+        x, square = np.zeros(self.d), np.eye(2, order="F")
+        kors = square, 1.0, 0.5, 1.0, np.float64(1.0), 1
+        _peek_one(x, *self._kernel, np.zeros((2, self.d)), np.zeros((2, self.d)), True, kors, square, square,
+                  np.zeros(2), self.awv, np.zeros(2), np.zeros(2), np.zeros(2))  # fmt: skip
+        update_one(square, np.zeros(2), np.zeros(2), np.zeros(2), 0.0, 0.0)
 
     # -- dictionary ----------------------------------------------------------------------------------
     def _selected(self, X: np.ndarray) -> np.ndarray:
@@ -121,16 +145,60 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
         """One round (river's ``learn_one``): a round that adds no point is the ridge's rank-one update
-        (Algorithm 1) on the embedding the prediction computed; one that adds a point is a block of one round."""
-        X, Y = x[None, :], np.array([y], dtype=np.float64)
-        selected = self._selected(X)
-        if selected[0] or not self.map.dim:
-            self._play_block(X, Y, selected)
+        (Algorithm 1) on the embedding its prediction computed (:meth:`_one`); one that adds a point is a block
+        of one round."""
+        one = self._one(x)
+        if one is None:
+            X = x[None, :]
+            self._play_block(X, np.array([y], dtype=np.float64), self._selected(X))
             return
-        F = self.map.transform(X)
-        self.ridge.update(F[0], float(y))
-        self._record(X, Y, F)
-        self.recorded = {"model_size": np.array([self.map.dim]), "dictionary_size": np.array([self.kors.size])}
+        self._pending = None
+        _, h, p, phi, v = one
+        update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
+        self.kors.skip(p)
+        self.history.append_one(x, y, phi)
+        self._recorded_one()
+
+    def _recorded_one(self) -> None:
+        """The diagnostics of a round played alone that added no point (arrays reused while the sizes stay)."""
+        sizes = (self.map.dim, self.kors.size)
+        if self._sizes[0] != sizes:
+            self._sizes = sizes, {key: np.array([size]) for key, size in zip(SIZES, sizes, strict=True)}
+        self.recorded = self._sizes[1]
+
+    def _one(self, x: np.ndarray) -> tuple | None:
+        """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
+        φ̃(x), v) when x does not join the dictionary (the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1, KORS's
+        p̃), None when it joins or the span is empty. O(m² + md), the cost of a round of a block; the calls
+        through KORS, the map and the ridge, each with its numpy overhead, cost 5× more (see the module)."""
+        key = (x.tobytes(), self.kors.t)
+        if self._pending is not None and self._pending[0] == key:
+            return self._pending[1]
+        kors, nystrom, ridge, one = self.kors, self.map, self.ridge, None
+        sizes = kors.size, nystrom.dim
+        if sizes[1]:
+            if self._buffers[0] != sizes:  # w, φ̃, v: reused from round to round
+                self._buffers = sizes, np.empty(sizes[0]), np.empty(sizes[1]), np.empty(sizes[1])
+            _, w, phi, v = self._buffers
+            shared = sizes[0] == sizes[1]  # the map holds every KORS point (it skips those in the span)
+            found = _peek_one(
+                x,
+                *self._kernel,
+                kors.X,
+                nystrom.Z,
+                shared,
+                kors.one(),
+                nystrom.R_inv,
+                ridge.P,
+                ridge.b,
+                self.awv,
+                w,
+                phi,
+                v,
+            )
+            one = None if found[3] else (*found[:3], phi, v)
+        self._pending = key, one
+        return one
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self._play_block(X, y, self._selected(X))
@@ -175,10 +243,13 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
                 recorded = pool.submit(self._record, X[a:b], y[a:b], F)
             if recorded is not None:
                 recorded.result()
-        self.recorded = {
-            "model_size": m0 + np.searchsorted(at, np.arange(len(y)), side="right"),
-            "dictionary_size": size + np.cumsum(selected),
-        }
+        self.recorded = dict(
+            zip(
+                SIZES,
+                (m0 + np.searchsorted(at, np.arange(len(y)), side="right"), size + np.cumsum(selected)),
+                strict=True,
+            )
+        )
         return out
 
     def _embed(self, X: np.ndarray, y: np.ndarray, a: int, at: np.ndarray, m0: int) -> tuple[np.ndarray, ...]:
@@ -196,7 +267,8 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
             out[:] = self.ridge.predict_update_block(F, y)
 
     def predict_one(self, x: np.ndarray) -> float:
-        return float(self.predict_many(x[None, :])[0])
+        one = self._one(x)
+        return float(self.predict_many(x[None, :])[0]) if one is None else one[0]
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predictions at the rows of X as the coming round. A row that KORS would add joins the span
@@ -217,6 +289,26 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
     @property
     def model_size(self) -> int:
         return self.map.dim
+
+
+@numba.njit(nogil=True, cache=True)
+def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, v):
+    """KORS's decision for x as the coming round (:func:`~okl.dictionary.kors.decide_one` on w ← k(I, x),
+    I = X), then φ̃(x) into phi (:func:`~okl.dictionary.nystrom.embed_one` on k_Z(x): a copy of k(I, x) when
+    the map holds every KORS point, ``shared``) and the ridge's prediction (v ← Pφ̃,
+    :func:`~okl.linalg.online_ridge.predict_one`), in one call: (ŷ, h, p̃, joins). When x joins, ŷ is not that
+    of the span x joins (:meth:`PKAWVNystrom.predict_many` gives it)."""
+    diag = kernel_row(gaussian, sigma, x, X, w)
+    if shared:
+        phi[:] = w
+    else:
+        kernel_row(gaussian, sigma, x, Z, phi)
+    _, p, joins = decide_one(*kors, diag, w)
+    if joins:
+        return 0.0, 0.0, p, True
+    embed_one(R_inv, phi)
+    y_hat, h = predict_one(P, b, phi, awv, v)
+    return y_hat, h, p, False
 
 
 class _Inline:

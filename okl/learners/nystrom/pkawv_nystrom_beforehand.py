@@ -45,6 +45,15 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
         """The span is fixed: nothing to keep."""
 
+    def predict_one(self, x: np.ndarray) -> float:
+        """The span is fixed: Algorithm 1's prediction at φ̃(x)."""
+        return self.ridge.predict(self.map.transform(x)[0]) if self.map.dim else 0.0
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        if self.map.dim:
+            self.ridge.update(self.map.transform(x)[0], y)
+        self._recorded_one()
+
     def next_block(self, t: int, block: int) -> int:
         """No history pass to amortise: the configured blocks."""
         return block
