@@ -24,6 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from okl.datasets import DATASETS, Dataset
 from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError, DataError
+from okl.interpolation import parsed_once
 from okl.learners import LEARNERS, Learner
 from okl.learners.multikernel.raker import STEPS
 from okl.losses import EVALUATION
@@ -143,7 +144,8 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
     top-level keys the user set on the command line, each of which must reach the run (:func:`unused_keys`;
     a preset or a sweep may set a shared key, such as ``kors``, that only some of its learners read)."""
     try:
-        values = OmegaConf.to_container(cfg, resolve=True)
+        with parsed_once():
+            values = OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as exc:
         raise ConfigError(f"cannot resolve the configuration: {str(exc).splitlines()[0]}") from None
     nodes = {}

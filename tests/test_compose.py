@@ -138,6 +138,27 @@ def test_a_changed_config_file_is_composed_again(tmp_path, nothing_kept):
     assert len(list(kept_folder().iterdir())) == 3  # the three newest versions are kept
 
 
+def test_defaults_lists_with_interpolations_compose_as_hydra_composes(tmp_path, nothing_kept):
+    """The map of known choices is built only for a defaults list that interpolates one (``${db}``), and there it
+    resolves as Hydra's."""
+    folder = tmp_path / "conf"
+    for group in ("db", "server"):
+        (folder / group).mkdir(parents=True)
+    (folder / "config.yaml").write_text("defaults:\n  - db: mysql\n  - server: ${db}_server\n  - _self_\nseed: 0\n")
+    (folder / "db" / "mysql.yaml").write_text("port: 3306\n")
+    (folder / "db" / "sqlite.yaml").write_text("port: 0\n")
+    (folder / "server" / "mysql_server.yaml").write_text("defaults:\n  - /db@replica: ${db}\nname: big\n")
+    (folder / "server" / "sqlite_server.yaml").write_text("name: small\n")
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+        composer = Composer(GlobalHydra.instance().config_loader())
+        for job in ([], ["db=sqlite"], ["seed=2"], ["db=sqlite", "seed=3"]):
+            _same(composer.compose(job), compose("config", overrides=job))
+        assert composer.compose(["db=sqlite"]).server.name == "small"
+        assert composer.compose([]).server.replica.port == 3306
+
+
 def test_a_damaged_kept_composition_is_composed_again(hydra_context, nothing_kept):
     Composer(hydra_context).compose(["learner=fogd"])
     for kept in kept_folder().glob("*/*.pkl"):
@@ -152,3 +173,35 @@ def test_without_a_home_compositions_are_composed_and_not_kept(hydra_context, mo
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr("okl.compose.Path.home", no_home)
     _same(Composer(hydra_context).compose(["learner=fogd"]), compose("config", overrides=["learner=fogd"]))
+
+
+def test_interpolations_parsed_once_resolve_as_omegaconf_resolves(monkeypatch):
+    """Within ``parsed_once`` each distinct interpolation string is parsed once, and every resolution is computed
+    again (a resolver that counts its calls gives a new value each time), equal to OmegaConf's own."""
+    import omegaconf.base
+
+    from okl import interpolation
+
+    parses = []
+    original = omegaconf.base.parse
+
+    def counting(*args):
+        parses.append(args[0])
+        return original(*args)
+
+    monkeypatch.setattr(omegaconf.base, "parse", counting)
+    monkeypatch.setattr(interpolation, "_parsed", {})
+    calls = iter(range(100))
+    OmegaConf.register_new_resolver("okl_test_count", lambda: next(calls), replace=True)
+    cfg = OmegaConf.create(
+        {"sigma": 2.0, "learner": {"sigma": "${sigma}", "n": "${okl_test_count:}"}, "x": "a${sigma}b"}
+    )
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    parses.clear()
+    with interpolation.parsed_once():
+        first = OmegaConf.to_container(cfg, resolve=True)
+        second = OmegaConf.to_container(cfg, resolve=True)
+    assert omegaconf.base.parse is counting  # the context restored the parser it found
+    assert first == {**plain, "learner": {"sigma": 2.0, "n": 1}} and second["learner"]["n"] == 2
+    assert plain["learner"]["n"] == 0 and sorted(parses) == sorted(set(parses))  # each string parsed once
+    assert {"${sigma}", "${okl_test_count:}", "a${sigma}b"} <= set(parses)
