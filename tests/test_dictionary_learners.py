@@ -546,19 +546,32 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
     assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0
 
 
-@pytest.mark.parametrize("name", ["pkawv_nystrom", "pkrr_nystrom"])
+ONE_ROUND = {  # the learners with a compiled one-round path: (their module, keys)
+    "pkawv_nystrom": ("pkawv_nystrom", dict(sigma=0.5, lam=0.1, seed=2)),
+    "pkrr_nystrom": ("pkawv_nystrom", dict(sigma=0.5, lam=0.1, seed=2)),
+    "pros_n_kons": ("pros_n_kons", dict(sigma=0.5, alpha=0.5, gamma=0.5, seed=2)),
+    "con_kons": ("pros_n_kons", dict(sigma=0.5, alpha=0.5, gamma=0.5, seed=2)),
+    "b_kons": ("pros_n_kons", dict(sigma=0.5, alpha=0.5, gamma=0.5, budget=30, seed=2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_ROUND))
 def test_a_round_played_alone_is_the_blocks_round_whatever_else_is_asked_between(name, monkeypatch):
     """The compiled one-round path keeps the prediction's work for the learning round of the same input: learning
     without a prediction, predicting other inputs (and predict_many) before learning, or predicting twice, leaves
     the rounds those of the block path, on rounds that add points and rounds that do not."""
-    from okl.learners.nystrom import pkawv_nystrom
+    import importlib
 
+    module_name, keys = ONE_ROUND[name]
+    module = importlib.import_module(
+        f"okl.learners.{'nystrom' if module_name == 'pkawv_nystrom' else 'newton'}.{module_name}"
+    )
     compiled = []
-    peek = pkawv_nystrom._peek_one
-    monkeypatch.setattr(pkawv_nystrom, "_peek_one", lambda *a: compiled.append(1) or peek(*a))
+    peek = module._peek_one
+    monkeypatch.setattr(module, "_peek_one", lambda *a: compiled.append(1) or peek(*a))
     rng = np.random.default_rng(3)
     X, y = rng.uniform(-1, 1, (400, 3)), rng.normal(size=400)
-    learner, blocks = (LEARNERS.get(name)(3, sigma=0.5, lam=0.1, seed=2) for _ in range(2))
+    learner, blocks = (LEARNERS.get(name)(3, **keys) for _ in range(2))
     reference = blocks.predict_learn_block(X, y)
     ours = np.full(len(y), np.nan)
     for t, (x_t, y_t) in enumerate(zip(X, y, strict=True)):

@@ -401,17 +401,20 @@ def test_okl_bench_times_the_planning_of_the_largest_preset(no_data):
 
 
 def test_okl_bench_times_the_per_round_path_against_the_blocks(mirror):
-    """BENCHMARKS.md's per-round line: learner times of block=1 and of the blocks, read from the runs' manifests."""
-    line = bench_cli.per_round(*bench_cli.SMOKE)
-    found = re.fullmatch(
-        r"Per-round path, `okl-run learner=pkrr_nystrom dataset=casp sigma=1 lam=1 n=2000 block=1` \(river's "
-        r"`predict_one`/`learn_one`\): ([\d.]+) s of learner time against ([\d.]+) s in its blocks, ([\d.]+)× "
-        r"\(medians of 1\)\.",
-        line,
-    )
-    assert found, line
-    one, blocks, ratio = map(float, found.groups())
-    assert blocks > 0 and ratio == pytest.approx(one / blocks, rel=0.02, abs=0.06)
+    """BENCHMARKS.md's per-round lines: learner times of block=1 and of the blocks, read from the runs' manifests."""
+    text = bench_cli.per_round(*bench_cli.SMOKE)
+    lines = text.splitlines()
+    assert lines[:2] == ["Per-round path (river's `predict_one`/`learn_one`):", ""]
+    assert len(lines) == 2 + len(bench_cli.PER_ROUND)
+    for line, learner in zip(lines[2:], bench_cli.PER_ROUND, strict=True):
+        found = re.fullmatch(
+            rf"- `okl-run {' '.join(learner)} dataset=casp n=2000 block=1`: ([\d.]+) s of learner time against "
+            r"([\d.]+) s in its blocks, ([\d.]+)× \(medians of 1\)\.",
+            line,
+        )
+        assert found, line
+        one, blocks, ratio = map(float, found.groups())
+        assert blocks > 0 and ratio == pytest.approx(one / blocks, rel=0.02, abs=0.06)
 
 
 def test_okl_bench_skips_the_per_round_line_without_casp(no_data):

@@ -112,13 +112,17 @@ def planning(preset: str = LARGEST) -> str:
 
 SMOKE = (1, 2000)  # --smoke: one pair of runs on 2,000 rounds
 RUN = "import sys; from okl.cli.run import main; sys.argv[0] = 'okl-run'; main()"
-PER_ROUND = ("learner=pkrr_nystrom", "dataset=casp", "sigma=1", "lam=1")  # bench_river_casp's arm
+PER_ROUND = (  # learners with a compiled one-round path, as bench_river_casp and pros_n_kons_table1 set them
+    ("learner=pkrr_nystrom", "sigma=1", "lam=1"),
+    ("learner=pros_n_kons", "sigma=1"),
+)
 
 
 def per_round(pairs: int = 3, rounds: int | None = None) -> str:
-    """One line on the learner time of ``okl-run`` with ``block=1`` (``predict_one``/``learn_one`` round by
-    round) against its default blocks, for pkrr_nystrom on casp (its first ``rounds``, default all): ``pairs``
-    alternating runs of each, the median of each. Skipped (with the fetch command) when casp is not here."""
+    """One line per learner of ``PER_ROUND`` on the learner time of ``okl-run dataset=casp`` with ``block=1``
+    (``predict_one``/``learn_one`` round by round) against its default blocks (on the first ``rounds``, default
+    all): ``pairs`` alternating runs of each, the median of each. Skipped (with the fetch command) when casp is
+    not here."""
     from okl import results
     from okl.data.cache import on_disk
     from okl.data.catalog import SPECS
@@ -126,24 +130,19 @@ def per_round(pairs: int = 3, rounds: int | None = None) -> str:
 
     if not on_disk(SPECS["casp"], data_dir(), mirror_root()):
         return "Per-round path: skipped, casp is not here (okl-data fetch casp, or set OKL_DATA_MIRROR)."
-    with tempfile.TemporaryDirectory(prefix="okl-bench-round-") as root:
-        seconds: dict[str, list[float]] = {"1": [], "default": []}
-        for _ in range(pairs):
-            for block in seconds:
-                sized = [] if block == "default" else [f"block={block}"]
-                args = [
-                    *PER_ROUND,
-                    *sized,
-                    *([f"n={rounds}"] if rounds else []),
-                    "progress=false",
-                    "sink.overwrite=true",
-                    f"sink.root={root}",
-                ]
-                subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, check=True)
-                seconds[block].append(float(results.runs(root).learner_s.iloc[0]))
-    one, blocks = (sorted(v)[len(v) // 2] for v in seconds.values())
-    return (
-        f"Per-round path, `okl-run {' '.join(PER_ROUND)}{f' n={rounds}' if rounds else ''} block=1` (river's "
-        f"`predict_one`/`learn_one`): "
-        f"{one:.3g} s of learner time against {blocks:.3g} s in its blocks, {one / blocks:.1f}× (medians of {pairs})."
-    )
+    lines = []
+    for learner in PER_ROUND:
+        keys = (*learner, "dataset=casp", *([f"n={rounds}"] if rounds else []))
+        seconds: dict[str, list[float]] = {"block=1": [], "": []}
+        with tempfile.TemporaryDirectory(prefix="okl-bench-round-") as root:
+            for _ in range(pairs):
+                for block in seconds:
+                    args = [*keys, *filter(None, [block]), "progress=false", "sink.overwrite=true", f"sink.root={root}"]
+                    subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, check=True)
+                    seconds[block].append(float(results.runs(root).learner_s.iloc[0]))
+        one, blocks = (sorted(v)[len(v) // 2] for v in seconds.values())
+        lines.append(
+            f"- `okl-run {' '.join(keys)} block=1`: {one:.3g} s of learner time against {blocks:.3g} s in its "
+            f"blocks, {one / blocks:.1f}× (medians of {pairs})."
+        )
+    return "\n".join(["Per-round path (river's `predict_one`/`learn_one`):", "", *lines])
