@@ -214,6 +214,45 @@ def test_history_gives_every_past_round_the_new_coordinates_and_their_statistics
         np.testing.assert_allclose(target, Psi.T @ y[:rows], atol=1e-10)
 
 
+@pytest.mark.parametrize(("rows", "kind"), [(7, "gaussian"), (4096, "gaussian"), (4096, "linear")])
+def test_history_rounds_kept_one_at_a_time_and_points_added_one_at_a_time_match_the_formula(monkeypatch, rows, kind):
+    """The per-round paths of the history: rounds recorded by append_one (staged, then written into their block:
+    at a block's end, when the dimension grows, before a pass, in a snapshot) and points added one by one (the
+    compiled pass of k = 1, by chunks of rounds: 1,300 rounds in one block are three chunks) give the embedding
+    of every past round by the grown map and Φᵀψ, ψᵀψ, ψᵀy; a one-point pass that only looks (a prediction)
+    gives the same sums and changes nothing."""
+    import pickle
+
+    from okl.dictionary import history as module
+
+    monkeypatch.setattr(module, "ROWS", rows)
+    X, y = spread(1400, d=6)
+    kernel = Kernel(kind, 1.0)
+    nmap, past = NystromMap(6, kernel), module.History(6, "test")
+    past.append(X[:3], y[:3], nmap.transform(X[:3]))
+    n = 3
+    for size in (0, 200, 1, 97, 1000):  # rounds one at a time, then a point added alone
+        for t in range(n, n + size):
+            past.append_one(X[t], y[t], nmap.transform(X[t : t + 1])[0])
+        n += size
+        z = X[n - 1] * 0.5 + 0.3
+        m0 = nmap.dim
+        l, rho2 = nmap.residual(z)
+        looked = past.coordinate_stats(kernel, z[None, :], l[None, :], np.array([[rho2**-0.5]]))
+        if size == 97:
+            past = pickle.loads(pickle.dumps(past))  # a snapshot holds the staged rounds
+        added = nmap.add(z)
+        assert added is not None and nmap.dim == m0 + 1
+        got = past.add_coordinates(kernel, nmap.Z[m0:], added[0][None, :m0], nmap.R_inv[m0:, m0:])
+        F = nmap.transform(X[:n])
+        Phi, psi = F[:, :m0], F[:, m0:]
+        for stats in (looked, got):
+            np.testing.assert_allclose(stats[0], Phi.T @ psi, atol=1e-10)
+            np.testing.assert_allclose(stats[1], psi.T @ psi, rtol=1e-10)
+            np.testing.assert_allclose(stats[2], psi.T @ y[:n], atol=1e-10)
+        np.testing.assert_allclose(stored_features(past), F, atol=1e-10)
+
+
 @pytest.mark.parametrize(("name", "exact"), [("pkawv_nystrom", "kernel_awv"), ("pkrr_nystrom", "online_krr"),
                                              ("pkawv_nystrom_beforehand", "kernel_awv")])  # fmt: skip
 def test_nystrom_with_every_point_in_the_dictionary_is_the_exact_learner(name, exact):
