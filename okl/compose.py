@@ -10,8 +10,9 @@ composes each distinct structure once, with one file cache shared by all composi
 value overrides to a copy with Hydra's own function, then fills the fields Hydra derives from the whole
 override list (``hydra.overrides.task``, ``hydra.job.override_dirname``).
 
-Two more savings: configs composed by :meth:`Composer.compose` (the app's config, no ``hydra`` node) are
-kept on disk for the next process, under a fingerprint of every config source (:class:`_DiskBases`), and
+Two more savings: configs composed by :meth:`Composer.compose` (the app's config, no ``hydra`` node), and a
+preset's sweeper parameters (:meth:`Composer.sweeper_params`), are kept on disk for the next process, under a
+fingerprint of every config source (:class:`_DiskBases`), and
 the merge of a defaults list starts from the longest beginning already merged (Hydra's ``hydra/*``
 configs and the schema come first in every list). BENCHMARKS.md gives the time a new process takes to expand
 the largest preset, on a new machine and once its compositions are kept (``okl-bench``'s planning line).
@@ -215,6 +216,20 @@ class Composer:
             self._bases[key] = self._disk.put(key, _stored(_without_hydra(composed)))
         return self._finish(self._bases[key], parsed)
 
+    def sweeper_params(self, overrides: list[str], config_name: str = CONFIG_NAME) -> tuple[tuple[str, str], ...]:
+        """The ``hydra.sweeper.params`` of the config ``overrides`` select (what ``okl-run -m`` sweeps over), as
+        (key, value) strings. Reading them takes a composition with the ``hydra`` node (0.3 s); they hold no path
+        or environment, so they are kept on disk like the app's configs."""
+        key = ("sweeper", config_name, tuple(overrides))
+        kept = self._disk.get(key)
+        if kept is not None:
+            with contextlib.suppress(*UNREADABLE):
+                return pickle.loads(kept)
+        cfg = self.loader.load_configuration(config_name, overrides, RunMode.RUN, from_shell=False)
+        params = tuple((str(k), str(v)) for k, v in (cfg.hydra.sweeper.params or {}).items())
+        self._disk.put(key, pickle.dumps(params))
+        return params
+
     def _parse(self, overrides: list[str]) -> list[Override]:
         """Hydra's parse of ``overrides``, each distinct line parsed once (the parser's errors are Hydra's)."""
         new = [o for o in dict.fromkeys(overrides) if o not in self._parsed]
@@ -258,8 +273,8 @@ class _DiskBases:
     ``pkg://`` or ``file://`` source, byte for byte, and each node of Hydra's ConfigStore pickled (its
     values, node types and classes), so that a changed file, schema or version selects another folder (the
     three newest are kept). A search path with another kind of source is not kept on disk. Only the app's
-    config is kept: the ``hydra`` node of a sweep's job holds the process's working directory and
-    environment."""
+    config and the sweeper's parameters are kept: the rest of the ``hydra`` node of a sweep's job holds the
+    process's working directory and environment."""
 
     KEPT = 3
 

@@ -115,6 +115,21 @@ def test_compositions_are_kept_for_the_next_process(hydra_context, monkeypatch, 
     assert calls == []
 
 
+def test_a_presets_sweeper_params_are_hydras_and_kept_for_the_next_process(hydra_context, monkeypatch, nothing_kept):
+    """What ``okl-run -m experiment=<preset>`` sweeps over, read from the kept file by a new process (composer)."""
+    job = ["experiment=pros_n_kons_table1"]
+    swept = compose("config", overrides=job, return_hydra_config=True).hydra.sweeper.params
+    expected = tuple((str(k), str(v)) for k, v in swept.items())
+    assert len(expected) > 1 and Composer(hydra_context).sweeper_params(job) == expected
+    with monkeypatch.context() as patched:
+        patched.setattr(hydra_context, "load_configuration", lambda *a, **k: pytest.fail("composed again"))
+        assert Composer(hydra_context).sweeper_params(job) == expected
+    for kept in kept_folder().glob("*/*.pkl"):
+        kept.write_bytes(b"not a pickle")
+    assert Composer(hydra_context).sweeper_params(job) == expected  # a damaged file: composed again
+    assert Composer(hydra_context).sweeper_params([]) == ()  # the base config sweeps nothing
+
+
 def test_a_changed_config_file_is_composed_again(tmp_path, nothing_kept):
     """The kept compositions belong to the files' contents: an edited file (or schema, or version) is read."""
     folder = tmp_path / "conf"

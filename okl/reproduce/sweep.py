@@ -12,7 +12,7 @@ import functools
 import itertools
 from dataclasses import dataclass
 
-from hydra import compose, initialize_config_module
+from hydra import initialize_config_module
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
@@ -66,11 +66,11 @@ def combinations(preset: str, overrides: list[str]) -> list[list[str]]:
 
 @functools.cache
 def _sweep_params(preset: str) -> tuple[tuple[str, str], ...]:
-    """The preset's ``hydra.sweeper.params``, from one composition with the ``hydra`` node per process (the
-    config files do not change while it runs, as :class:`~okl.compose.Composer` assumes): ``okl-reproduce``
-    reads them to find an artefact's datasets, then to expand its runs, and this composition took 0.3 s."""
-    cfg = compose_config([f"experiment={preset}"], hydra=True)
-    return tuple((str(k), str(v)) for k, v in cfg.hydra.sweeper.params.items())
+    """The preset's ``hydra.sweeper.params`` (:meth:`~okl.compose.Composer.sweeper_params`, kept across
+    processes), read once per process: ``okl-reproduce`` reads them to find an artefact's datasets, then to
+    expand its runs."""
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        return Composer.current().sweeper_params([f"experiment={preset}"])
 
 
 def expand(preset: str, overrides: list[str]) -> list[Run]:
@@ -109,10 +109,6 @@ def datasets(preset: str, overrides: list[str]) -> list[str]:
     return sorted({compose_config(combo).dataset.name for combo in distinct.values()})
 
 
-def compose_config(overrides: list[str], hydra: bool = False) -> DictConfig:
+def compose_config(overrides: list[str]) -> DictConfig:
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
-        return (
-            compose("config", overrides=overrides, return_hydra_config=True)
-            if hydra
-            else Composer.current().compose(overrides)
-        )
+        return Composer.current().compose(overrides)
