@@ -73,6 +73,29 @@ def test_block_size_and_per_round_loop_agree(okl_run, results_root):
         np.testing.assert_allclose(df.y_hat, reference, rtol=1e-10, atol=1e-13)
 
 
+def test_rounds_played_one_by_one_are_recorded_in_groups_as_if_each_alone(okl_run, results_root, monkeypatch):
+    """block = 1 scores and records its rounds in groups (okl.runner.play.ROUNDS): the rows, the parts (closed at
+    part_rows) and the held-out scores (at their checkpoints, inside a group) are those of groups of one round."""
+    from okl.runner import play
+
+    args = ("learner=polk", "dataset=multidist", "n=1000", "checkpoints=3", "block=1", "sink.part_rows=150")
+    recorded = []
+    for group, group_ns in ((64, play.ROUNDS_NS), (1, play.ROUNDS_NS), (256, 1)):  # 1 ns: a round per group
+        monkeypatch.setattr(play, "ROUNDS", group)
+        monkeypatch.setattr(play, "ROUNDS_NS", group_ns)
+        assert okl_run(*args, "progress=false", "sink.overwrite=true")[0] == 0
+        run = only_run(results_root)
+        parts = [pq.read_table(p).num_rows for p in sorted((run.path / "rounds").glob("part-*.parquet"))]
+        heldout = pd.read_parquet(run.path / "test.parquet").drop(columns=["seconds"])
+        recorded.append((parts, pd.read_parquet(run.rounds_path).drop(columns=["elapsed_ns"]), heldout))
+    for parts, rounds, heldout in recorded:
+        assert parts == [150] * 6 + [100]
+        pd.testing.assert_frame_equal(rounds, recorded[0][1])
+        pd.testing.assert_frame_equal(heldout, recorded[0][2])
+    checkpoints = list(recorded[0][2].t)
+    assert len(checkpoints) == 3 and checkpoints[-1] == 1000 and any(t % 64 for t in checkpoints)  # inside groups
+
+
 def test_complete_runs_are_skipped_and_overwrite_redoes_them(okl_run, results_root):
     assert okl_run(*FAST)[0] == 0
     code, out, _ = okl_run(*FAST)

@@ -10,9 +10,15 @@ An adaptive environment (:class:`okl.datasets.base.Environment`) chooses each ro
 the learner's pure ``predict_many``; its rounds are played one at a time, its inputs recorded as
 columns ``x_*`` and its time counted in ``environment_ns``.
 
+With ``block = 1`` the loop plays up to ``ROUNDS`` rounds one by one (or ``ROUNDS_NS`` of learner time), then
+scores and records them together: the loss, the columns and the writer's work for a single round cost about
+100 µs, as much as the rounds of a fast learner, and evicted its matrices from the core's cache between its
+rounds. Such a group ends where a block would (a checkpoint, the part's row limit, the chunk's end), so the
+numbers, parts and held-out scores are those of recording each round alone.
+
 Timing: ``elapsed_ns`` is the learner's cumulative time (``time.perf_counter_ns`` around learner
 calls; data generation, loss and I/O excluded). Inside a block the block's time is spread evenly
-over its rounds.
+over its rounds; rounds played one by one are timed each.
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ from tqdm import tqdm
 from okl.analyses import heldout
 from okl.config import Plan
 from okl.errors import NumericalError
+from okl.learners.base import Learner
 from okl.store import RoundWriter
+
+ROUNDS = 256  # block = 1: rounds played one by one before they are scored and recorded together
+ROUNDS_NS = 100_000_000  # ... or fewer, once they took this much learner time (a slow learner's timeout stays prompt)
 
 
 class Timeout(Exception):
@@ -104,19 +114,15 @@ def play(
     timeout_ns = None if plan.run.timeout_s is None else int(plan.run.timeout_s * 1e9)
     blocks = _blocks(plan, position)
     while True:
-        t_env = time.perf_counter_ns()
-        Xb, yb = next(blocks, (None, None))
-        position.environment_ns += time.perf_counter_ns() - t_env
-        if Xb is None:
+        played = (
+            _one_by_one(learner, blocks, position, _group(writer, position))
+            if block == 1
+            else _block(learner, blocks, position)
+        )
+        if played is None:
             return
+        Xb, yb, y_hat, spent, diagnostics = played
         m = len(yb)
-        t0 = time.perf_counter_ns()
-        if block == 1:
-            y_hat = np.array([learner.predict_one(Xb[0])])
-            learner.learn_one(Xb[0], yb[0])
-        else:
-            y_hat = learner.predict_learn_block(Xb, yb)
-        dt = time.perf_counter_ns() - t0
         with np.errstate(over="ignore", invalid="ignore"):
             loss = loss_fn(yb, y_hat)
         finite = np.isfinite(loss)
@@ -128,15 +134,15 @@ def play(
             "y_hat": y_hat[:keep],
             "loss": loss[:keep],
             "cum_loss": cum,
-            "elapsed_ns": position.learner_ns + dt * np.arange(1, keep + 1, dtype=np.int64) // m,
-            **{k: v[:keep] for k, v in learner.diagnostics(m).items()},
+            "elapsed_ns": position.learner_ns + spent[:keep],
+            **{k: v[:keep] for k, v in diagnostics.items()},
         }
         if plan.dataset.adaptive:  # the chosen sequence, for dataset=replay and for scoring
             columns.update({f"x_{i}": Xb[:keep, i] for i in range(Xb.shape[1])})
         writer.append(columns)
         position.t += keep
         position.cum_loss = float(cum[-1]) if keep else position.cum_loss
-        position.learner_ns += dt * keep // m
+        position.learner_ns += int(spent[keep - 1]) if keep else 0
         if keep < m:
             raise NumericalError(
                 f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite "
@@ -152,3 +158,60 @@ def play(
             raise Timeout
         if observe is not None:
             observe(position.t, position.average)
+
+
+Played = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]  # X, y, ŷ, ns, diagnostics
+
+
+def _group(writer: RoundWriter, position: Position) -> int:
+    """Rounds the next group of rounds played one by one may take: at most ``ROUNDS``, and none past the next
+    checkpoint or past the row that makes the part due."""
+    checkpoint = position.next_checkpoint()
+    return min(ROUNDS, writer.room(), ROUNDS if checkpoint is None else checkpoint - position.t)
+
+
+def _block(learner: Learner, blocks: Iterator, position: Position) -> Played | None:
+    """The next block in one ``predict_learn_block`` call; its time spread evenly over its rounds."""
+    Xb, yb = _next(blocks, position)
+    if Xb is None:
+        return None
+    t0 = time.perf_counter_ns()
+    y_hat = learner.predict_learn_block(Xb, yb)
+    dt = time.perf_counter_ns() - t0
+    m = len(yb)
+    return Xb, yb, y_hat, dt * np.arange(1, m + 1, dtype=np.int64) // m, learner.diagnostics(m)
+
+
+def _one_by_one(learner: Learner, blocks: Iterator, position: Position, limit: int) -> Played | None:
+    """Up to ``limit`` rounds of one input each (``block = 1``: ``predict_one``, then ``learn_one``), each taken
+    from ``blocks`` after the previous is learned (an adaptive environment chooses it then), each timed; fewer
+    once they took ``ROUNDS_NS``, or after a non-finite prediction (the run stops there)."""
+    X, y, y_hat, spent, diagnostics = [], [], [], [], []
+    total = 0
+    while len(y) < limit and total < ROUNDS_NS:
+        Xb, yb = _next(blocks, position)
+        if Xb is None:
+            break
+        t0 = time.perf_counter_ns()
+        prediction = learner.predict_one(Xb[0])
+        learner.learn_one(Xb[0], yb[0])
+        total += time.perf_counter_ns() - t0
+        X.append(Xb)
+        y.append(yb)
+        y_hat.append(prediction)
+        spent.append(total)
+        diagnostics.append(learner.diagnostics(1))
+        if not np.isfinite(prediction):
+            break
+    if not y:
+        return None
+    columns = {k: np.concatenate([d[k] for d in diagnostics]) for k in diagnostics[0]}
+    return np.concatenate(X), np.concatenate(y), np.array(y_hat), np.array(spent, dtype=np.int64), columns
+
+
+def _next(blocks: Iterator, position: Position) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The next block of the stream (None, None at its end); an adaptive environment's time is counted."""
+    t_env = time.perf_counter_ns()
+    Xb, yb = next(blocks, (None, None))
+    position.environment_ns += time.perf_counter_ns() - t_env
+    return Xb, yb

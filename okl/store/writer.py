@@ -100,6 +100,10 @@ class RoundWriter:
         self._buffer.append(columns)
         self._buffered += len(columns["t"])
 
+    def room(self) -> int:
+        """Rows the part in progress takes before it is due by its size (at least 1)."""
+        return max(self.part_rows - self._buffered, 1)
+
     def due(self) -> bool:
         """Whether the part in progress should close now (enough rows, or enough time since the last one)."""
         return self._buffered >= self.part_rows or (
