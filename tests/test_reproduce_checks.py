@@ -4,6 +4,7 @@ artefacts' files."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -209,6 +210,54 @@ def test_a_contradicted_claim_is_never_reported_as_holding():
     assert report.failing(artefact, found) == [
         "x: “b beats a” — d1: loss b 2 | a 1; but b ≥ a; d2: loss b 2 | a 1; but b ≥ a — deviation `why`"
     ]
+
+
+def test_a_claim_is_also_checked_on_the_papers_own_numbers():
+    """The checks that read means run on the paper's printed numbers too: the report says where the paper's own
+    tables contradict its text, beside our verdict; not for okl's own targets, nor when both hold."""
+    order = parse({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, "t")
+    seeds = parse({"kind": "seeds", "metric": "loss", "arm": "a", "over": "b"}, "t")
+    ours = {(d, arm): [flat(v)] for d in ("d1", "d2") for arm, v in (("a", 1.0), ("b", 2.0))}
+    printed = {("d1", "a"): {"loss": (1.0, 0.1)}, ("d1", "b"): {"loss": 2.0}, ("d2", "a"): {"loss": 3.0}}
+    printed[("d2", "b")] = {"loss": (2.0, 0.5), "model_size": 7}
+    claim = Claim("§5", "a beats b", checks=(order, seeds))
+    own = claim.on_paper(printed)
+    assert own.status == "partly" and own.where == "holds on d1"  # the seeds check is not decided on means
+    assert own.numbers == "d1: loss a 1 | b 2; d2: loss a 3 | b 2; but a ≥ b"
+    assert Claim("s", "t", checks=(seeds,)).on_paper(printed) is None
+    assert Claim("s", "t", checks=(parse({"kind": "order", "arms": ["a", "c"]}, "t"),)).on_paper(printed) is None
+    found = [claim.verdict(ours, printed, Tolerance())]
+    assert found[0].status == "holds"
+
+    def artefact(numbers, *claims):
+        rows = tuple(catalog.Reported(d, a, "Table 1", v) for (d, a), v in numbers.items())
+        return catalog.Artefact("x", "paper", "title", "bars", ("loss",), reported=rows, claims=claims)
+
+    (line,) = [x for x in report.claims(artefact(printed, claim), found) if x.startswith("- ")]
+    assert line.endswith(
+        "seeds (asked: 100%); the paper's own numbers: **partly** (holds on d1): d1: loss a 1 | b 2; d2: loss a 3 | "
+        "b 2; but a ≥ b"
+    )
+    agreeing = {key: {"loss": 1.0 if key[1] == "a" else 2.0} for key in printed}
+    assert artefact(agreeing, claim).on_paper(claim).status == "holds"
+    assert not [x for x in report.claims(artefact(agreeing, claim), found) if "paper's own" in x]  # both hold
+    contradicted = Claim("§5", "b beats a", checks=(parse({"kind": "order", "arms": ["b", "a"]}, "t"),))
+    found = [contradicted.verdict(ours, {}, Tolerance())]
+    assert report.failing(artefact(agreeing, contradicted), found)[0].endswith(
+        "— unexplained (the paper's own numbers: fails)"
+    )
+    targets = dataclasses.replace(artefact(agreeing, contradicted), paper=catalog.OKL)
+    assert targets.on_paper(contradicted) is None  # okl's own targets: the rows are another program's
+
+
+def test_the_papers_own_table_1_contradicts_its_text_on_cpusmall():
+    """PROS-N-KONS §5: "on smaller datasets such as parkinson and cpusmall PROS-N-KONS is outperformed by simpler
+    first-order methods"; Table 1 prints it ahead of FOGD and NOGD on cpusmall."""
+    artefact = catalog.load("pros_n_kons_table1")
+    (claim,) = [c for c in artefact.claims if "simpler first-order" in c.text]
+    own = artefact.on_paper(claim)
+    assert own.status == "partly" and own.where == "holds on parkinson"
+    assert "cpusmall: loss fogd 0.02577, nogd 0.02559 | pros_n_kons 0.02494; but" in own.numbers
 
 
 @pytest.mark.parametrize(

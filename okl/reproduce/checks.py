@@ -33,6 +33,11 @@ Arms that played different numbers of rounds are compared at the rounds all of t
 read at that round from the stored rounds (loss, learner time, regret, model size), not the runs' totals.
 Each check gives an outcome per dataset; a claim holds when every outcome of its checks holds, fails when
 none does, and holds partly otherwise (on the datasets named); it is not run when none of its arms ran.
+
+The same checks also run on the paper's own numbers (:meth:`Claim.on_paper`): the ``order``, ``ratio``, ``bound``
+and ``trend`` checks read only means, so they can be evaluated on the means the artefact's ``reported`` list
+copies from the paper's tables. That tells a reader whether a claim that fails here also fails on the paper's
+own tables (its text and its tables disagree), or only on ours.
 """
 
 from __future__ import annotations
@@ -439,6 +444,36 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class _Printed:
+    """A paper's printed numbers for one (dataset, arm) as a cell of the results table: their means; no seed
+    or round of their own."""
+
+    values: Mapping
+    seed: int = 0
+    played: int = 0
+
+    def value(self, metric: str) -> float | None:
+        number = self.values.get(metric)
+        return None if number is None else float(np.atleast_1d(number)[0])
+
+    def at(self, metric: str, t: int) -> float | None:
+        return None
+
+    def series(self, column: str, t: int) -> np.ndarray:
+        raise ValueError(f"the paper prints no rounds ({column})")
+
+
+def printed(reported: Mapping) -> Results:
+    """The paper's numbers (``reported``: (dataset, arm) -> metric -> mean or (mean, std)) as a results table."""
+    return {key: (_Printed(values),) for key, values in reported.items()}
+
+
+def on_means(check: Check) -> bool:
+    """Whether ``check`` reads only means (so it can be evaluated on a paper's printed numbers)."""
+    return isinstance(check, Order | Ratio | Bound) or (isinstance(check, Trend) and check.metric != "y_hat")
+
+
+@dataclass(frozen=True)
 class Claim:
     source: str
     text: str
@@ -454,6 +489,19 @@ class Claim:
             return Verdict("not run", absent)
         parts = [(c, o) for c in self.checks for o in c.evaluate(results, reported, tolerance)]
         return combine(parts)
+
+    def on_paper(self, reported: Mapping) -> Verdict | None:
+        """The claim's checks that read means (:func:`on_means`), evaluated on the paper's own printed numbers
+        where it prints every arm they compare; None when it prints none of them."""
+        table = printed(reported)
+        parts = [
+            (c, o)
+            for c in self.checks
+            if on_means(c)
+            for o in c.evaluate(table, reported, Tolerance())
+            if o.status != "not run"
+        ]
+        return combine(parts) if parts else None
 
 
 def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:

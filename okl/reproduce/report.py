@@ -129,8 +129,19 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     judged = f" ({artefact.tolerance.describe()})" if artefact.tolerance else ""
     out = ["", f"What {artefact.paper} states, checked over our runs{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
-        out.append(f"- {claim.text} ({claim.source}) — {verdict.line()}{_explained(artefact, claim, verdict)}")
+        line = f"- {claim.text} ({claim.source}) — {verdict.line()}{_explained(artefact, claim, verdict)}"
+        own = _own(artefact, claim, verdict)
+        out.append(line + (f"; the paper's own numbers: {own.line()}" if own else ""))
     return out
+
+
+def _own(artefact: Artefact, claim, verdict: Verdict) -> Verdict | None:
+    """The claim checked on the paper's own numbers, when that tells something: ours does not hold, or theirs
+    does not (the paper's text and tables disagree)."""
+    own = artefact.on_paper(claim)
+    if own is None or (own.status == "holds" and verdict.status not in ("fails", "partly")):
+        return None
+    return own
 
 
 def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
@@ -141,7 +152,8 @@ def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
 
 
 def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
-    """Each failing claim in one line: the artefact, the claim, its numbers, the deviation that explains it."""
+    """Each failing claim in one line: the artefact, the claim, its numbers, the deviation that explains it, and
+    the verdict of the paper's own numbers where they decide it."""
     out = []
     for claim, verdict in zip(artefact.claims, found, strict=True):
         if verdict.status == "fails":
@@ -150,7 +162,9 @@ def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
             numbers = (
                 verdict.numbers if len(verdict.numbers) <= 400 else verdict.numbers[:397] + "… (all in its section)"
             )
-            out.append(f"{artefact.name}: “{text}” — {numbers} — {why}")
+            own = _own(artefact, claim, verdict)
+            theirs = f" (the paper's own numbers: {own.status})" if own else ""
+            out.append(f"{artefact.name}: “{text}” — {numbers} — {why}{theirs}")
     return out
 
 
