@@ -244,8 +244,16 @@ def test_a_claim_is_also_checked_on_the_papers_own_numbers():
     contradicted = Claim("§5", "b beats a", checks=(parse({"kind": "order", "arms": ["b", "a"]}, "t"),))
     found = [contradicted.verdict(ours, {}, Tolerance())]
     assert report.failing(artefact(agreeing, contradicted), found)[0].endswith(
-        "— unexplained (the paper's own numbers: fails)"
+        "— fails in the paper's own numbers too (the paper's own numbers: fails)"
     )
+    # a part that fails here and holds in the paper's numbers stays unexplained; one that fails in both does not
+    half = {
+        key: {"loss": {"a": 1.0, "b": 2.0}[key[1]] if key[0] == "d1" else {"a": 2.0, "b": 1.0}[key[1]]}
+        for key in printed
+    }
+    (line,) = [x for x in report.claims(artefact(half, contradicted), found) if x.startswith("- ")]
+    assert "but b ≥ a — unexplained: on d2; fails in the paper's own numbers too: on d1; the paper's own" in line
+    assert report.failing(artefact({}, contradicted), found)[0].endswith("but b ≥ a — unexplained")
     targets = dataclasses.replace(artefact(agreeing, contradicted), paper=catalog.OKL)
     assert targets.on_paper(contradicted) is None  # okl's own targets: the rows are another program's
 

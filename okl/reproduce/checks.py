@@ -437,6 +437,7 @@ class Verdict:
     status: str  # one of VERDICTS
     numbers: str = ""
     where: str = ""  # partly: on which datasets (or parts) it holds
+    failed: tuple[str, ...] = ()  # the parts that failed ("<label> on <dataset>")
 
     def line(self) -> str:
         head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")
@@ -512,14 +513,19 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
     if not ran:
         return Verdict("not run", numbers)
     statuses = {o.status for _, o in ran}
-    missing = [(c.label + " " if c.label else "") + f"on {o.dataset}" for c, o in parts if o.status == "not run"]
+    missing = [_part(c, o) for c, o in parts if o.status == "not run"]
+    failed = tuple(_part(c, o) for c, o in ran if o.status == "fails")
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        return Verdict("fails", numbers)
-    held = [(c.label + " " if c.label else "") + f"on {o.dataset}" for c, o in ran if o.status == "holds"]
+        return Verdict("fails", numbers, failed=failed)
+    held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
-    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""))
+    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""), failed)
+
+
+def _part(check: Check, outcome: Outcome) -> str:
+    return (check.label + " " if check.label else "") + f"on {outcome.dataset}"
 
 
 def tally(verdicts: Sequence[Verdict]) -> dict[str, int]:

@@ -145,10 +145,21 @@ def _own(artefact: Artefact, claim, verdict: Verdict) -> Verdict | None:
 
 
 def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
+    """What explains a failing part: the claim's deviation, else the paper's own numbers where they fail the same
+    part (the claim is the paper's text contradicted by its tables, not a reproduction gap); the rest is
+    unexplained."""
     if verdict.status not in ("fails", "partly"):
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
-    return f" — deviation `{deviation.id}`" if deviation else " — unexplained"
+    if deviation:
+        return f" — deviation `{deviation.id}`"
+    own = artefact.on_paper(claim)
+    theirs = [part for part in verdict.failed if own and part in own.failed]
+    rest = [part for part in verdict.failed if part not in theirs]
+    if not theirs:
+        return " — unexplained"
+    shared = "fails in the paper's own numbers too"
+    return f" — unexplained: {', '.join(rest)}; {shared}: {', '.join(theirs)}" if rest else f" — {shared}"
 
 
 def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
@@ -282,7 +293,8 @@ def write_skipped(artefact: Artefact, why: str, out: Path) -> None:
 
 def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
     """Per paper and artefact, how many claims hold, partly, fail, were not run or cannot be checked; then
-    every failing claim in one line, with the deviation that explains it or "unexplained"."""
+    every failing claim in one line, with the deviation that explains it, the paper's own numbers where they fail
+    it too, or "unexplained"."""
     counted = [
         f"| paper | artefact | claims | checked | {' | '.join(VERDICTS)} |",
         "|---|---|---|---|" + "---|" * len(VERDICTS),
