@@ -585,6 +585,52 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
     assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0
 
 
+def _figure_1_with_a_explicit(learner, X, y):
+    """Figure 1 for CON-KONS read literally, with Ã kept as a matrix and pseudo-inverted at every use: at a
+    dictionary change ω_{t-1} and Ã get a zero coordinate (row and column) for the new direction. The embedding of
+    round t is the first dims[t] coordinates of the final (nested) map. Returns ŷ and, at each first step after a
+    change, (ω's move along the new direction, −1/(η ℓ' φ̃[e]))."""
+    F, dims, restarts = learner.map.transform(X), learner.recorded["model_size"], learner.recorded["restarts"]
+    C, eta, loss = learner.params.C, learner.eta, TRAINING[learner.params.loss]
+    A, w, omega, out, jumps = np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.empty(len(y)), []
+    for t in range(len(y)):
+        free = t > 0 and restarts[t] != restarts[t - 1]
+        if free:
+            A, w = np.pad(A, (0, dims[t] - len(w))), np.pad(omega, (0, dims[t] - len(w)))
+        phi = F[t, : dims[t]]
+        v = np.linalg.pinv(A, hermitian=True) @ phi
+        hz = 0.0 if free or phi @ v <= 0 else excess(phi @ w, C)
+        out[t] = phi @ w - hz
+        omega = w - hz / (phi @ v) * v if hz else w
+        g = derivative(loss, out[t], y[t])
+        A = A + eta * g * g * np.outer(phi, phi)
+        w = omega - np.linalg.pinv(A, hermitian=True) @ (g * phi)
+        if free:
+            jumps.append((w[-1] - omega[-1], -1.0 / (eta * g * phi[-1])))
+    return out, np.array(jumps)
+
+
+def test_con_kons_carried_singular_is_figure_1_with_the_literal_map_and_jumps_along_each_new_direction():
+    """carry=singular: Ã mapped literally (0 on the new direction) and inverted exactly once a step fills it. Its
+    predictions are Figure 1's with Ã kept explicitly (pseudo-inverse while singular), and the first step after a
+    change moves ω along the new direction e by −1/(η ℓ' φ̃[e]) (Ã_{t-1}e = 0, so Ã_t u = g̃ is solved by u ∝ e):
+    the move that makes this reading unstable when the round's point is far from the new one. Played one round at
+    a time it gives the same numbers."""
+    X = np.random.default_rng(0).uniform(-1, 1, (300, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+    keys = dict(sigma=1.0, alpha=1.0, gamma=1.0, seed=0, carry="singular")
+    learner = LEARNERS.get("con_kons")(2, **keys)
+    ours = learner.predict_learn_block(X, y)
+    reference, jumps = _figure_1_with_a_explicit(learner, X, y)
+    assert learner.model_size > 20 and len(jumps) == learner.restarts  # one per dictionary change
+    np.testing.assert_allclose(ours, reference, rtol=1e-6, atol=1e-8)  # Ã⁻¹ reaches 1e12: roundoff grows to 1e-7
+    np.testing.assert_allclose(jumps[:, 0], jumps[:, 1], rtol=1e-9)
+    assert np.abs(jumps[:, 1]).max() > 10 * np.abs(y).max()  # a jump far beyond the targets' range
+    np.testing.assert_allclose(play_loop(LEARNERS.get("con_kons")(2, **keys), X, y), ours, rtol=1e-6, atol=1e-8)
+    alpha = LEARNERS.get("con_kons")(2, **{**keys, "carry": "alpha"}).predict_learn_block(X, y)
+    assert np.abs(alpha - ours).max() > 0.1  # the readings differ
+
+
 ONE_ROUND = {  # the learners with a compiled one-round path: (their module, keys)
     "pkawv_nystrom": ("pkawv_nystrom", dict(sigma=0.5, lam=0.1, seed=2)),
     "pkrr_nystrom": ("pkawv_nystrom", dict(sigma=0.5, lam=0.1, seed=2)),

@@ -254,6 +254,13 @@ def test_a_claim_is_also_checked_on_the_papers_own_numbers():
     (line,) = [x for x in report.claims(artefact(half, contradicted), found) if x.startswith("- ")]
     assert "but b ≥ a — unexplained: on d2; fails in the paper's own numbers too: on d1; the paper's own" in line
     assert report.failing(artefact({}, contradicted), found)[0].endswith("but b ≥ a — unexplained")
+    deviated = dataclasses.replace(
+        artefact(half, dataclasses.replace(contradicted, explained_by="why")),
+        deviations=(catalog.Deviation("the cause", id="why"),),
+    )
+    assert report.failing(deviated, found)[0].endswith(
+        "— deviation `why`: on d2; fails in the paper's own numbers too: on d1 (the paper's own numbers: partly)"
+    )
     targets = dataclasses.replace(artefact(agreeing, contradicted), paper=catalog.OKL)
     assert targets.on_paper(contradicted) is None  # okl's own targets: the rows are another program's
 
@@ -341,6 +348,9 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table1", "fogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "nogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "con_kons_mapped"): {"learner.carry"},
+    ("pros_n_kons_table1", "con_kons_singular"): {"learner.carry"},
+    ("pros_n_kons_table2", "con_kons_singular"): {"learner.carry"},
+    ("pros_n_kons_table2", "con_kons_alpha1_singular"): {"learner.carry"},
     ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
     ("pros_n_kons_table2", "kors_batch_squared_hinge"): {"learner.loss"},
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},

@@ -145,21 +145,22 @@ def _own(artefact: Artefact, claim, verdict: Verdict) -> Verdict | None:
 
 
 def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
-    """What explains a failing part: the claim's deviation, else the paper's own numbers where they fail the same
-    part (the claim is the paper's text contradicted by its tables, not a reproduction gap); the rest is
-    unexplained."""
+    """What explains the failing parts: the paper's own numbers where they fail the same part (the paper's text
+    is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation or "unexplained"."""
     if verdict.status not in ("fails", "partly"):
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
-    if deviation:
-        return f" — deviation `{deviation.id}`"
     own = artefact.on_paper(claim)
     theirs = [part for part in verdict.failed if own and part in own.failed]
     rest = [part for part in verdict.failed if part not in theirs]
-    if not theirs:
-        return " — unexplained"
-    shared = "fails in the paper's own numbers too"
-    return f" — unexplained: {', '.join(rest)}; {shared}: {', '.join(theirs)}" if rest else f" — {shared}"
+    why = []
+    if rest or not theirs:
+        why.append(
+            (f"deviation `{deviation.id}`" if deviation else "unexplained") + (f": {', '.join(rest)}" if theirs else "")
+        )
+    if theirs:
+        why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if rest else ""))
+    return " — " + "; ".join(why)
 
 
 def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:

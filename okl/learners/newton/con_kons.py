@@ -8,10 +8,20 @@ to Ã.
 
 Choice (``carry``): the text maps Ã "by a similar update rule" and says no more. Mapped literally,
 M Ã_{t−1} Mᵀ with M the inclusion of H_{j−1} in H_j, Ã has no curvature on the new direction: it is
-singular there. ``carry: alpha`` (the default) gives the new direction ONS's initial Ã = α I;
-``carry: mapped`` keeps the literal map and uses the pseudo-inverse (Ã⁻¹ = 0 on the new direction, the
-only inverse defined), so ω never moves along a direction added after round 1's dictionary. Measured on
-the tables (arm con_kons_mapped of pros_n_kons_table1 and _table2, deviation con_kons_carry).
+singular there. Three readings:
+
+- ``carry: alpha`` (the default) gives the new direction ONS's initial Ã = α I.
+- ``carry: mapped`` keeps the literal map and the pseudo-inverse Ã⁺ as ONS's Ã⁻¹, updated by Sherman-Morrison:
+  Ã⁻¹ = 0 on the new direction stays 0, so ω never moves along a direction added after round 1's dictionary.
+- ``carry: singular`` keeps the literal map and inverts Ã_t = Ã_{t−1} + η_t g̃_t g̃_tᵀ exactly (Figure 1, line
+  17): the first step after a change fills the new direction e, and since Ã_{t−1}e = 0 the step solves
+  Ã_t u = g̃_t by u = e / (η_t ℓ'_t φ̃_t[e]): ω jumps along e by 1/(η_t ℓ'_t ψ(x_t)), ψ(x_t) the new point's
+  coordinate of x_t, unbounded when x_t is far from the new point. While Ã is singular (a step with ℓ' = 0, as
+  the hinge gives), its pseudo-inverse predicts and projects, and a step fills its null space where g̃ leaves
+  it by more than 1e-10 of its norm (roundoff would otherwise count).
+
+Measured on the tables (arms con_kons_mapped and con_kons_singular of pros_n_kons_table1 and _table2,
+deviation con_kons_carry).
 
 Example: PROS-N-KONS without restarts: the same dictionary (same coins), no fresh start:
 
@@ -31,20 +41,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from okl.learners.base import register
-from okl.learners.newton.pros_n_kons import ProsNKons, ProsNKonsParams
+import numpy as np
+from scipy.linalg import null_space, pinvh
+
+from okl.learners.base import BlockLearner, register
+from okl.learners.newton.pros_n_kons import ProsNKons, ProsNKonsParams, _look
+from okl.losses import derivative, excess
 from okl.validation import one_of
+
+FILLS = 1e-10  # carry: singular: a step fills Ã's null space where g̃ leaves it by more than this share of its norm
 
 
 @dataclass(frozen=True)
 class ConKonsParams(ProsNKonsParams):
-    """PROS-N-KONS's keys, and carry: Ã on a new direction, ``alpha`` (α) or ``mapped`` (the literal map: none)."""
+    """PROS-N-KONS's keys, and carry: Ã on a new direction, ``alpha`` (α), ``mapped`` (the literal map, Ã⁺ kept by
+    Sherman-Morrison) or ``singular`` (the literal map, Ã inverted exactly once a step fills it)."""
 
     carry: str = field(default="alpha", metadata={"added": True})  # in a run's identity only when set
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        one_of("carry", self.carry, ("alpha", "mapped"))
+        one_of("carry", self.carry, ("alpha", "mapped", "singular"))
 
 
 @register("con_kons")
@@ -54,5 +71,57 @@ class ConKons(ProsNKons):
     Params = ConKonsParams
     carry_over = True
 
+    def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
+        super().__init__(d, horizon=horizon, **params)
+        self.null = np.zeros((0, 0))  # carry: singular: an orthonormal basis N of Ã's null space (j×k)
+
     def _new_direction(self, alpha: float) -> float:
         return 1.0 / alpha if self.params.carry == "alpha" else 0.0
+
+    def _reset(self) -> None:
+        j = self.map.dim
+        super()._reset()
+        if self.params.carry == "singular" and self.map.dim > j:  # Ã is 0 on the new direction e_j
+            null = np.zeros((self.map.dim, self.null.shape[1] + 1))
+            null[:j, :-1], null[-1, -1] = self.null, 1.0
+            self.null = null
+
+    def learn_one(self, x: np.ndarray, y: float) -> None:
+        if self.null.shape[1]:  # Ã singular: the round is played exactly (:meth:`_singular_round`), as in a block
+            BlockLearner.learn_one(self, x, y)
+        else:
+            super().learn_one(x, y)
+
+    def _steps(self, F: np.ndarray, y: np.ndarray, free: bool, out: np.ndarray) -> None:
+        a = 0
+        while a < len(y) and self.null.shape[1]:
+            out[a] = self._singular_round(F[a], y[a], free and a == 0)
+            a += 1
+        if a < len(y):
+            super()._steps(F[a:], y[a:], free and a == 0, out[a:])
+
+    def _singular_round(self, phi: np.ndarray, y: float, free: bool) -> float:
+        """One round of Figure 1 while Ã_{t-1} is singular (``carry: singular``): P holds Ã_{t-1}⁺, so the
+        prediction and projection are the compiled round's; then Ã_t = Ã_{t-1} + η g² φ̃φ̃ᵀ, with Ã_{t-1} =
+        (Ã⁺ + NNᵀ)⁻¹ − NNᵀ for its null space N, which keeps the directions of N orthogonal to φ̃ when φ̃ leaves
+        it; P ← Ã_t⁺ = (Ã_t + NNᵀ)⁻¹ − NNᵀ (its inverse once N is empty) and υ_{t+1} = ω_t − g P φ̃. Both inverses
+        are symmetric pseudo-inverses (``pinvh``): once Ã⁻¹ holds the huge entries the first step can leave,
+        Sherman-Morrison's roundoff makes it indefinite, and an inverse could fail where this reading diverges.
+        O(j³), on the rounds until a step fills N: one per dictionary change with the square loss."""
+        v = np.empty(len(phi))
+        h, y_bar = _look(phi, self.P, self.w, v)
+        hz = 0.0 if free or h <= 0.0 else excess(y_bar, self.params.C)
+        y_hat = y_bar - hz
+        g = derivative(self._loss, y_hat, y)
+        self.omega = self.w - (hz / h) * v if hz != 0.0 else self.w.copy()
+        c = self.eta * g * g
+        if c != 0.0:
+            NN = self.null @ self.null.T
+            A = pinvh(self.P + NN) - NN + c * np.outer(phi, phi)
+            r = self.null.T @ phi
+            if np.linalg.norm(r) > FILLS * np.linalg.norm(phi):
+                self.null = self.null @ null_space(r[None, :])
+                NN = self.null @ self.null.T
+            self.P = np.ascontiguousarray(pinvh(A + NN) - NN)
+        self.w = self.omega - g * (self.P @ phi)
+        return y_hat

@@ -159,13 +159,16 @@ class ProsNKons(KORSLearner, BlockLearner):
                     self._pending = X[a - 1]
                 self._reset()
             F = self.map.transform(X[a:b])
-            free = bool(restart[a]) and self.carry_over
-            _ons(F, y[a:b], self.w, self.P, self.omega, self._loss, self.params.C, self.eta, free, out[a:b])
+            self._steps(F, y[a:b], bool(restart[a]) and self.carry_over, out[a:b])
             dims[a:b], epochs[a:b] = self.map.dim, self.restarts
         if added[-1]:
             self._pending = X[-1].copy()
         self.recorded = dict(zip(SIZES, (dims, start + np.cumsum(added), epochs), strict=True))
         return out
+
+    def _steps(self, F: np.ndarray, y: np.ndarray, free: bool, out: np.ndarray) -> None:
+        """ONS rounds in one embedding (``free``: its first round is CON-KONS's first after a carry-over)."""
+        _ons(F, y, self.w, self.P, self.omega, self._loss, self.params.C, self.eta, free, out)
 
     def predict_one(self, x: np.ndarray) -> float:
         if self._pending is not None:  # a restart round: PROS predicts 0, CON the carried-over ω
