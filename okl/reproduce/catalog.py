@@ -22,7 +22,8 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
       - "sigma = 4 with kors=code: ..."
       - id: adversary_search                  # named by claims; ablation: an arm run with the paper's setting
         text: "..."
-        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}   # fails: true if it is to diverge
+        ablation: {arm: b_kons_C1, instead_of: b_kons, metric: loss}   # fails: true if it is to diverge;
+        # brackets: true if the paper's unstated setting lies between ours and this one (checks.Paper)
     uncovered:                                # the paper's results no run covers, and why
       - {what: "Table 1, slice and year", why: "..."}
     replay: kernel_awv                        # optional: replay every arm but the ablations on this arm's sequence
@@ -32,6 +33,7 @@ A reported value is a number or ``[mean, std]``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,7 +41,7 @@ from pathlib import Path
 import yaml
 
 from okl.errors import ConfigError
-from okl.reproduce.checks import Claim, Tolerance, Verdict, parse
+from okl.reproduce.checks import Claim, Paper, Tolerance, Verdict, parse
 
 HERE = Path(__file__).parent / "artefacts"
 
@@ -103,6 +105,8 @@ class Deviation:
     ablation: tuple[str, str] | None = None  # (arm with the paper's setting, our arm)
     metric: str | None = None  # what the ablation is compared on (default: the artefact's first metric)
     fails: bool = False  # the ablation is expected to stop (diverge): the report says where, not a failure
+    brackets: bool = False  # the paper's unstated setting is taken to lie between ours and the ablation's: a number
+    # of ours outside the paper's ± is explained where the ablation's lies across the paper's (checks.Paper)
 
 
 @dataclass(frozen=True)
@@ -177,11 +181,31 @@ def _load(name: str) -> Artefact:
     )
     if raw:
         raise ConfigError(f"artefact {name}: unknown keys {sorted(raw)} in {HERE / name}.yaml")
+    artefact = dataclasses.replace(artefact, claims=tuple(_with_ablations(c, artefact) for c in artefact.claims))
     ids = {d.id for d in artefact.deviations}
     for claim in artefact.claims:
         if claim.explained_by and claim.explained_by not in ids:
             raise ConfigError(f"artefact {name}: claim explained_by {claim.explained_by!r} names no deviation id")
     return artefact
+
+
+def _with_ablations(claim: Claim, artefact: Artefact) -> Claim:
+    """The claim with its paper checks given the artefact's bracketing ablations on their metric (:class:`Paper`):
+    a number of ours outside the paper's ± is explained where such an ablation lies across the paper's."""
+    checks = tuple(
+        dataclasses.replace(
+            check,
+            ablations=tuple(
+                (d.ablation[1], d.ablation[0], d.id or d.ablation[0])
+                for d in artefact.deviations
+                if d.ablation and d.brackets and (d.metric or artefact.metrics[0]) == check.metric
+            ),
+        )
+        if isinstance(check, Paper)
+        else check
+        for check in claim.checks
+    )
+    return dataclasses.replace(claim, checks=checks)
 
 
 def _tolerance(raw: dict | None) -> Tolerance | None:
@@ -204,7 +228,14 @@ def _deviation(raw: str | dict) -> Deviation:
         return Deviation(raw.strip())
     ablation = raw.get("ablation") or {}
     pair = (ablation["arm"], ablation["instead_of"]) if ablation else None
-    return Deviation(raw["text"].strip(), raw.get("id", ""), pair, ablation.get("metric"), ablation.get("fails", False))
+    return Deviation(
+        raw["text"].strip(),
+        raw.get("id", ""),
+        pair,
+        ablation.get("metric"),
+        ablation.get("fails", False),
+        ablation.get("brackets", False),
+    )
 
 
 def all_artefacts() -> list[Artefact]:

@@ -21,7 +21,8 @@ The kinds (``lower`` is better unless ``better: higher``):
 - ``order``: ``arms`` is a list of groups (an arm or a list of arms); every arm of a group beats every arm of
   the later groups, on each dataset, by its mean over seeds;
 - ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
-  times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm);
+  times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm); a
+  number outside is explained where a deviation's ablation declared ``brackets`` lands across the paper's;
 - ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
 - ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
 - ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
@@ -98,6 +99,7 @@ class Outcome:
     dataset: str
     status: str
     numbers: str
+    causes: tuple[str, ...] | None = None  # a part that did not hold: the deviations whose ablations explain it all
 
 
 @dataclass(frozen=True)
@@ -224,9 +226,15 @@ class Order(Check):
 
 @dataclass(frozen=True)
 class Paper(Check):
+    """Ours within the paper's ± (:class:`Tolerance`). A number outside is explained by a deviation when its
+    ablation brackets the paper's: the paper's mean lies between ours and the ablation arm's, so the setting the
+    deviation names moves our number across the paper's (``ablations``: (our arm, ablation arm, deviation id) of
+    the artefact's deviations on this metric, set when the artefact is loaded)."""
+
     arms: tuple = ()
     k: float | None = None  # instead of the artefact's tolerance
     relative: float | None = None
+    ablations: tuple[tuple[str, str, str], ...] = ()
 
     def tolerance(self, default: Tolerance | None) -> Tolerance:
         """What this check judges by: its own k or relative, else the artefact's; the table marks the paper's
@@ -241,14 +249,20 @@ class Paper(Check):
             for (d, arm), v in reported.items()
             if d == dataset and self.metric in v and (not self.arms or arm in self.arms)
         ]
-        inside, outside, absent = [], [], []
+        inside, outside, absent, causes = [], [], [], set()
         for arm, paper in rows:
             got = values(results, dataset, [arm], self.metric, matched=False)
             if got is None:
                 absent.append(arm)
                 continue
             ours = got.means[arm]
-            (inside if tol.inside(ours, paper) else outside).append(f"{arm} {_fmt(ours)} vs {paper_text(paper)}")
+            cell = f"{arm} {_fmt(ours)} vs {paper_text(paper)}"
+            if tol.inside(ours, paper):
+                inside.append(cell)
+                continue
+            bracket = self._bracket(results, dataset, arm, ours, float(np.atleast_1d(paper)[0]))
+            outside.append(cell + (f" ({bracket[1]})" if bracket else ""))
+            causes = causes | {bracket[0]} if bracket and causes is not None else None
         checked = len(inside) + len(outside)
         if not checked:
             return Outcome(
@@ -257,7 +271,17 @@ class Paper(Check):
         status = "holds" if not outside else "fails" if not inside else "partly"
         text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
         text += f": {', '.join(inside)}" if inside else ""
-        return Outcome(dataset, status, text + (f"; outside: {', '.join(outside)}" if outside else ""))
+        text += f"; outside: {', '.join(outside)}" if outside else ""
+        return Outcome(dataset, status, text, tuple(sorted(causes)) if outside and causes is not None else None)
+
+    def _bracket(self, results, dataset: str, arm: str, ours: float, paper: float) -> tuple[str, str] | None:
+        """The first deviation whose ablation of ``arm`` brackets the paper's mean on ``dataset``: (its id, the
+        numbers that show it)."""
+        for ours_arm, ablation, id in self.ablations:
+            got = values(results, dataset, [ablation], self.metric, matched=False) if ours_arm == arm else None
+            if got is not None and min(ours, got.means[ablation]) <= paper <= max(ours, got.means[ablation]):
+                return id, f"{ablation} {_fmt(got.means[ablation])}: `{id}`"
+        return None
 
 
 def marking(claims: Sequence[Claim], metric: str, default: Tolerance | None) -> Tolerance | None:
@@ -437,7 +461,8 @@ class Verdict:
     status: str  # one of VERDICTS
     numbers: str = ""
     where: str = ""  # partly: on which datasets (or parts) it holds
-    failed: tuple[str, ...] = ()  # the parts that failed ("<label> on <dataset>")
+    failed: tuple[str, ...] = ()  # the parts that did not hold ("<label> on <dataset>")
+    causes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (part, the deviations whose ablations explain it all)
 
     def line(self) -> str:
         head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")
@@ -514,14 +539,15 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
         return Verdict("not run", numbers)
     statuses = {o.status for _, o in ran}
     missing = [_part(c, o) for c, o in parts if o.status == "not run"]
-    failed = tuple(_part(c, o) for c, o in ran if o.status == "fails")
+    failed = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly"))
+    causes = tuple((_part(c, o), o.causes) for c, o in ran if o.status in ("fails", "partly") and o.causes)
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        return Verdict("fails", numbers, failed=failed)
+        return Verdict("fails", numbers, failed=failed, causes=causes)
     held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
-    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""), failed)
+    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""), failed, causes)
 
 
 def _part(check: Check, outcome: Outcome) -> str:

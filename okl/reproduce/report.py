@@ -145,21 +145,27 @@ def _own(artefact: Artefact, claim, verdict: Verdict) -> Verdict | None:
 
 
 def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
-    """What explains the failing parts: the paper's own numbers where they fail the same part (the paper's text
-    is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation or "unexplained"."""
+    """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
+    outside the paper's (:class:`~okl.reproduce.checks.Paper`); the paper's own numbers where they fail the same
+    part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation
+    or "unexplained"."""
     if verdict.status not in ("fails", "partly"):
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
     own = artefact.on_paper(claim)
+    causes = dict(verdict.causes)
     theirs = [part for part in verdict.failed if own and part in own.failed]
-    rest = [part for part in verdict.failed if part not in theirs]
+    ablated = [part for part in verdict.failed if part in causes and part not in theirs]
+    rest = [part for part in verdict.failed if part not in theirs and part not in causes]
     why = []
-    if rest or not theirs:
-        why.append(
-            (f"deviation `{deviation.id}`" if deviation else "unexplained") + (f": {', '.join(rest)}" if theirs else "")
-        )
+    if rest or not (theirs or ablated):
+        named = f"deviation `{deviation.id}`" if deviation else "unexplained"
+        why.append(named + (f": {', '.join(rest)}" if theirs or ablated else ""))
+    if ablated:
+        ids = ", ".join(f"`{i}`" for i in dict.fromkeys(i for part in ablated for i in causes[part]))
+        why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(ablated)}")
     if theirs:
-        why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if rest else ""))
+        why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if rest or ablated else ""))
     return " — " + "; ".join(why)
 
 
