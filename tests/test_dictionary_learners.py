@@ -629,6 +629,11 @@ def test_con_kons_carried_singular_is_figure_1_with_the_literal_map_and_jumps_al
     np.testing.assert_allclose(play_loop(LEARNERS.get("con_kons")(2, **keys), X, y), ours, rtol=1e-6, atol=1e-8)
     alpha = LEARNERS.get("con_kons")(2, **{**keys, "carry": "alpha"}).predict_learn_block(X, y)
     assert np.abs(alpha - ours).max() > 0.1  # the readings differ
+    X = np.random.default_rng(1).uniform(-1, 1, (3000, 2))  # a narrower kernel: the jumps overflow Ã⁻¹
+    y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+    ours = LEARNERS.get("con_kons")(2, **{**keys, "sigma": 0.3}).predict_learn_block(X, y)
+    first = np.flatnonzero(~np.isfinite(ours))[0]  # no exception: NaN from there on (okl-run stops at the first)
+    assert first > 100 and np.isnan(ours[first:]).all() and np.abs(ours[:first]).max() > 1e50
 
 
 ONE_ROUND = {  # the learners with a compiled one-round path: (their module, keys)

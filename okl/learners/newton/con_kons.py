@@ -18,7 +18,9 @@ singular there. Three readings:
   Ã_t u = g̃_t by u = e / (η_t ℓ'_t φ̃_t[e]): ω jumps along e by 1/(η_t ℓ'_t ψ(x_t)), ψ(x_t) the new point's
   coordinate of x_t, unbounded when x_t is far from the new point. While Ã is singular (a step with ℓ' = 0, as
   the hinge gives), its pseudo-inverse predicts and projects, and a step fills its null space where g̃ leaves
-  it by more than 1e-10 of its norm (roundoff would otherwise count).
+  it by more than 1e-10 of its norm (roundoff would otherwise count). On some streams the jumps overflow Ã⁻¹
+  (the synthetic default: a mean square loss of 10¹² after 15,000 rounds); the predictions are then NaN, and
+  ``okl-run`` stops at the first with its non-finite-prediction error.
 
 Measured on the tables (arms con_kons_mapped and con_kons_singular of pros_n_kons_table1 and _table2,
 deviation con_kons_carry).
@@ -115,7 +117,9 @@ class ConKons(ProsNKons):
         g = derivative(self._loss, y_hat, y)
         self.omega = self.w - (hz / h) * v if hz != 0.0 else self.w.copy()
         c = self.eta * g * g
-        if c != 0.0:
+        if c != 0.0 and not np.isfinite(self.P).all():  # Ã⁻¹ overflowed: the reading diverged, and ŷ is NaN from
+            self.P = np.full_like(self.P, np.nan)  # the next round (okl-run stops there: a non-finite prediction)
+        elif c != 0.0:
             NN = self.null @ self.null.T
             A = pinvh(self.P + NN) - NN + c * np.outer(phi, phi)
             r = self.null.T @ phi
