@@ -15,7 +15,7 @@ singular there. Three readings:
   Ã⁻¹ = 0 on the new direction stays 0, so ω never moves along a direction added after round 1's dictionary.
 - ``carry: singular`` keeps the literal map and inverts Ã_t = Ã_{t−1} + η_t g̃_t g̃_tᵀ exactly (Figure 1, line
   17): the first step after a change fills the new direction e, and since Ã_{t−1}e = 0 the step solves
-  Ã_t u = g̃_t by u = e / (η_t ℓ'_t φ̃_t[e]): ω jumps along e by 1/(η_t ℓ'_t ψ(x_t)), ψ(x_t) the new point's
+  Ã_t u = g̃_t by u = e / (η_t ℓ'_t φ̃_t[e]): ω jumps along e by −1/(η_t ℓ'_t ψ(x_t)), ψ(x_t) the new point's
   coordinate of x_t, unbounded when x_t is far from the new point. While Ã is singular (a step with ℓ' = 0, as
   the hinge gives), its pseudo-inverse predicts and projects, and a step fills its null space where g̃ leaves
   it by more than 1e-10 of its norm (roundoff would otherwise count). On some streams the jumps overflow Ã⁻¹
@@ -121,11 +121,11 @@ class ConKons(ProsNKons):
             self.P = np.full_like(self.P, np.nan)  # the next round (okl-run stops there: a non-finite prediction)
         elif c != 0.0:
             NN = self.null @ self.null.T
-            A = pinvh(self.P + NN) - NN + c * np.outer(phi, phi)
+            A = pinvh(self.P + NN, atol=0.0, rtol=0.0) - NN + c * np.outer(phi, phi)
             r = self.null.T @ phi
             if np.linalg.norm(r) > FILLS * np.linalg.norm(phi):
                 self.null = self.null @ null_space(r[None, :])
                 NN = self.null @ self.null.T
-            self.P = np.ascontiguousarray(pinvh(A + NN) - NN)
+            self.P = np.ascontiguousarray(pinvh(A + NN, atol=0.0, rtol=0.0) - NN)
         self.w = self.omega - g * (self.P @ phi)
         return y_hat
