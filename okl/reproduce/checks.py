@@ -262,7 +262,10 @@ class Paper(Check):
                 continue
             bracket = self._bracket(results, dataset, arm, ours, float(np.atleast_1d(paper)[0]))
             outside.append(cell + (f" ({bracket[1]})" if bracket else ""))
-            causes = causes | {bracket[0]} if bracket and causes is not None else None
+            if bracket is None:  # one number outside unexplained: the part is not explained by ablations
+                causes = None
+            elif causes is not None:
+                causes.add(bracket[0])
         checked = len(inside) + len(outside)
         if not checked:
             return Outcome(
@@ -278,7 +281,9 @@ class Paper(Check):
         """The first deviation whose ablation of ``arm`` brackets the paper's mean on ``dataset``: (its id, the
         numbers that show it)."""
         for ours_arm, ablation, id in self.ablations:
-            got = values(results, dataset, [ablation], self.metric, matched=False) if ours_arm == arm else None
+            if ours_arm != arm:
+                continue
+            got = values(results, dataset, [ablation], self.metric, matched=False)
             if got is not None and min(ours, got.means[ablation]) <= paper <= max(ours, got.means[ablation]):
                 return id, f"{ablation} {_fmt(got.means[ablation])}: `{id}`"
         return None

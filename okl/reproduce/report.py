@@ -129,30 +129,29 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     judged = f" ({artefact.tolerance.describe()})" if artefact.tolerance else ""
     out = ["", f"What {artefact.paper} states, checked over our runs{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
-        line = f"- {claim.text} ({claim.source}) — {verdict.line()}{_explained(artefact, claim, verdict)}"
-        own = _own(artefact, claim, verdict)
+        theirs = artefact.on_paper(claim)
+        line = f"- {claim.text} ({claim.source}) — {verdict.line()}{_explained(artefact, claim, verdict, theirs)}"
+        own = _own(theirs, verdict)
         out.append(line + (f"; the paper's own numbers: {own.line()}" if own else ""))
     return out
 
 
-def _own(artefact: Artefact, claim, verdict: Verdict) -> Verdict | None:
-    """The claim checked on the paper's own numbers, when that tells something: ours does not hold, or theirs
-    does not (the paper's text and tables disagree)."""
-    own = artefact.on_paper(claim)
+def _own(own: Verdict | None, verdict: Verdict) -> Verdict | None:
+    """The claim checked on the paper's own numbers (``own``: :meth:`Artefact.on_paper`), when that tells
+    something: ours does not hold, or theirs does not (the paper's text and tables disagree)."""
     if own is None or (own.status == "holds" and verdict.status not in ("fails", "partly")):
         return None
     return own
 
 
-def _explained(artefact: Artefact, claim, verdict: Verdict) -> str:
+def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None) -> str:
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
     outside the paper's (:class:`~okl.reproduce.checks.Paper`); the paper's own numbers where they fail the same
     part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation
-    or "unexplained"."""
+    or "unexplained". ``own``: the claim checked on the paper's own numbers."""
     if verdict.status not in ("fails", "partly"):
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
-    own = artefact.on_paper(claim)
     causes = dict(verdict.causes)
     theirs = [part for part in verdict.failed if own and part in own.failed]
     ablated = [part for part in verdict.failed if part in causes and part not in theirs]
@@ -176,11 +175,12 @@ def failing(artefact: Artefact, found: list[Verdict]) -> list[str]:
     for claim, verdict in zip(artefact.claims, found, strict=True):
         if verdict.status == "fails":
             text = claim.text if len(claim.text) <= 90 else claim.text[:87] + "…"
-            why = _explained(artefact, claim, verdict).removeprefix(" — ")
+            paper = artefact.on_paper(claim)
+            why = _explained(artefact, claim, verdict, paper).removeprefix(" — ")
             numbers = (
                 verdict.numbers if len(verdict.numbers) <= 400 else verdict.numbers[:397] + "… (all in its section)"
             )
-            own = _own(artefact, claim, verdict)
+            own = _own(paper, verdict)
             theirs = f" (the paper's own numbers: {own.status})" if own else ""
             out.append(f"{artefact.name}: “{text}” — {numbers} — {why}{theirs}")
     return out
