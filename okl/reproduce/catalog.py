@@ -220,6 +220,14 @@ def _claim(raw: dict, where: str) -> Claim:
         raise ConfigError(
             f"{where}: give the claim checks, or not_checkable: why no run can decide it (one of the two)"
         )
+    for i, a in enumerate(claim.checks):
+        for b in claim.checks[i + 1 :]:
+            shared = not (a.datasets and b.datasets) or set(a.datasets) & set(b.datasets)
+            if a.label == b.label and shared:
+                raise ConfigError(
+                    f"{where}: two checks share the label {a.label!r} on the same datasets; give each its own label "
+                    "(a verdict names its parts by label and dataset)"
+                )
     return claim
 
 

@@ -148,8 +148,9 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
     outside the paper's (:class:`~okl.reproduce.checks.Paper`); the paper's own numbers where they fail the same
     part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation
-    or "unexplained". ``own``: the claim checked on the paper's own numbers."""
-    if verdict.status not in ("fails", "partly"):
+    or "unexplained". ``own``: the claim checked on the paper's own numbers. Nothing when no part failed (a claim
+    that is partly only because a part was not run says so in its verdict)."""
+    if verdict.status not in ("fails", "partly") or not verdict.failed:
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
     causes = dict(verdict.causes)
