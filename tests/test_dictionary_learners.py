@@ -586,26 +586,36 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
 
 
 def _figure_1_with_a_explicit(learner, X, y):
-    """Figure 1 for CON-KONS read literally, with Ã kept as a matrix and pseudo-inverted at every use: at a
-    dictionary change ω_{t-1} and Ã get a zero coordinate (row and column) for the new direction. The embedding of
-    round t is the first dims[t] coordinates of the final (nested) map. Returns ŷ and, at each first step after a
-    change, (ω's move along the new direction, −1/(η ℓ' φ̃[e]))."""
+    """Figure 1 for CON-KONS read literally, with Ã kept as a matrix: at a dictionary change ω_{t-1} and Ã get a
+    zero coordinate (row and column) for the new direction. The embedding of round t is the first dims[t]
+    coordinates of the final (nested) map. With the square loss every step fills the new coordinate, so Ã's null
+    space is spanned by the coordinates it is zero on, and its pseudo-inverse is exact with no cutoff: the inverse
+    of the rest. Returns ŷ and, at each first step after a change that grew the map, (ω's move along the new
+    direction, −1/(η ℓ' φ̃[e]))."""
     F, dims, restarts = learner.map.transform(X), learner.recorded["model_size"], learner.recorded["restarts"]
     C, eta, loss = learner.params.C, learner.eta, TRAINING[learner.params.loss]
     A, w, omega, out, jumps = np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.empty(len(y)), []
+
+    def pinv_times(b):
+        zero = np.diag(A) == 0
+        assert not A[zero].any()  # the null space is those coordinates
+        u = np.zeros(len(b))
+        u[~zero] = np.linalg.solve(A[np.ix_(~zero, ~zero)], b[~zero])
+        return u
+
     for t in range(len(y)):
         free = t > 0 and restarts[t] != restarts[t - 1]
-        if free:
-            A, w = np.pad(A, (0, dims[t] - len(w))), np.pad(omega, (0, dims[t] - len(w)))
+        grew = dims[t] > len(w)
+        A, w = np.pad(A, (0, dims[t] - len(w))), np.pad(omega, (0, dims[t] - len(w))) if free else w
         phi = F[t, : dims[t]]
-        v = np.linalg.pinv(A, hermitian=True) @ phi
+        v = pinv_times(phi)
         hz = 0.0 if free or phi @ v <= 0 else excess(phi @ w, C)
         out[t] = phi @ w - hz
         omega = w - hz / (phi @ v) * v if hz else w
         g = derivative(loss, out[t], y[t])
         A = A + eta * g * g * np.outer(phi, phi)
-        w = omega - np.linalg.pinv(A, hermitian=True) @ (g * phi)
-        if free:
+        w = omega - pinv_times(g * phi)
+        if grew:
             jumps.append((w[-1] - omega[-1], -1.0 / (eta * g * phi[-1])))
     return out, np.array(jumps)
 
@@ -616,15 +626,20 @@ def test_con_kons_carried_singular_is_figure_1_with_the_literal_map_and_jumps_al
     change moves ω along the new direction e by −1/(η ℓ' φ̃[e]) (Ã_{t-1}e = 0, so Ã_t u = g̃ is solved by u ∝ e):
     the move that makes this reading unstable when the round's point is far from the new one. Played one round at
     a time it gives the same numbers."""
-    X = np.random.default_rng(0).uniform(-1, 1, (300, 2))
+    X = np.random.default_rng(0).uniform(-1, 1, (1000, 2))
     y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
     keys = dict(sigma=1.0, alpha=1.0, gamma=1.0, seed=0, carry="singular")
     learner = LEARNERS.get("con_kons")(2, **keys)
     ours = learner.predict_learn_block(X, y)
     reference, jumps = _figure_1_with_a_explicit(learner, X, y)
-    assert learner.model_size > 20 and len(jumps) == learner.restarts  # one per dictionary change
-    np.testing.assert_allclose(ours, reference, rtol=1e-6, atol=1e-8)  # Ã⁻¹ reaches 1e12: roundoff grows to 1e-7
-    np.testing.assert_allclose(jumps[:, 0], jumps[:, 1], rtol=1e-9)
+    assert learner.model_size > 50 and len(jumps) == learner.model_size  # one per new direction
+    assert learner.restarts > learner.model_size  # and a change that did not grow the map (its point is spanned)
+    # Ã⁻¹ reaches 1e12: roundoff grows to 1e-7 in 300 rounds, 1e-4 in 1,000 (a cutoff on Ã's spectrum is off by 400)
+    np.testing.assert_allclose(ours[:300], reference[:300], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ours, reference, rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(jumps[:, 0], jumps[:, 1], rtol=1e-7)
+    X, y = X[:300], y[:300]
+    ours = ours[:300]
     assert np.abs(jumps[:, 1]).max() > 10 * np.abs(y).max()  # a jump far beyond the targets' range
     np.testing.assert_allclose(play_loop(LEARNERS.get("con_kons")(2, **keys), X, y), ours, rtol=1e-6, atol=1e-8)
     alpha = LEARNERS.get("con_kons")(2, **{**keys, "carry": "alpha"}).predict_learn_block(X, y)
