@@ -187,6 +187,11 @@ BAD_INPUTS = [
     (["dataset=nope"], "unknown dataset 'nope'; choose one of:"),
     (["M=abc"], "bad value in 'M=abc': Value 'abc' of type 'str' could not be converted to Integer"),
     (["learner.gamma=1"], "unknown key 'learner.gamma' (valid keys here: M, lam, name, sigma)"),
+    (
+        ["-m", "learner=fogd,nogd", "learner.eta=0.5"],
+        "unknown key 'learner.eta' (valid keys here: M, lam, name, sigma); with -m it is checked against the default "
+        "choices before the sweep: if the swept ones take it, write ++learner.eta=0.5",
+    ),
     (["+learner.gamma=1"], "unknown key learner.gamma for learner 'pkawv_taylor'; its keys are: M, lam, sigma"),
     (["foo=1"], "unknown key 'foo'"),
     (["sigma=0"], "sigma must be a finite number > 0 (got 0.0)"),
@@ -245,6 +250,15 @@ def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
     assert err.startswith("okl-run: error: ") and message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not results_root.exists()  # nothing ran, nothing written
+
+
+def test_a_key_only_the_swept_learners_have_reaches_each_of_them_with_plus_plus(okl_run, results_root):
+    """The hint of the error above works: ++learner.eta=0.5 with -m runs fogd and nogd at η = 0.5 (the default
+    learner has no eta)."""
+    code, _, err = okl_run("-m", "learner=fogd,nogd", "++learner.eta=0.5", "n=50", "progress=false")
+    assert code == 0, err
+    runs = {r.manifest().learner: r.manifest().config["learner"]["eta"] for r in find(results_root)}
+    assert runs == {"fogd": 0.5, "nogd": 0.5}
 
 
 def test_a_sweep_runs_a_shared_key_where_it_is_read_and_notes_where_it_is_not(okl_run, results_root):

@@ -111,7 +111,7 @@ def describe(exc: BaseException) -> str:
             parent = getattr(cause, "parent_node", None)
             keys = sorted(str(k) for k in parent if k != "hydra") if parent is not None else []
             where = f" (valid keys here: {', '.join(keys)})" if keys else ""
-            return f"unknown key {key!r}{where}"
+            return f"unknown key {key!r}{where}{_swept_hint(str(key))}"
         override = str(exc).removeprefix("Error merging override ")
         return f"bad value in {override!r}: {_first_line(cause)}"
     if isinstance(exc, OverrideParseException):
@@ -127,6 +127,19 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"
+
+
+def _swept_hint(key: str) -> str:
+    """With -m, Hydra applies a plain override to the default choices before the sweep: a key that only the
+    swept choices (learners, arms) have is refused there. ``++key=value`` adds it where it is missing."""
+    args = sys.argv[1:]
+    if not {"-m", "--multirun"} & set(args):
+        return ""
+    value = next((a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == key), "...")
+    return (
+        f"; with -m it is checked against the default choices before the sweep: if the swept ones take it, "
+        f"write ++{key}={value}"
+    )
 
 
 def _first_line(exc: BaseException) -> str:
