@@ -585,13 +585,14 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
     assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0
 
 
-def _figure_1_with_a_explicit(learner, X, y):
-    """Figure 1 for CON-KONS read literally, with Ã kept as a matrix: at a dictionary change ω_{t-1} and Ã get a
-    zero coordinate (row and column) for the new direction. The embedding of round t is the first dims[t]
-    coordinates of the final (nested) map. With the square loss every step fills the new coordinate, so Ã's null
-    space is spanned by the coordinates it is zero on, and its pseudo-inverse is exact with no cutoff: the inverse
-    of the rest. Returns ŷ and, at each first step after a change that grew the map, (ω's move along the new
-    direction, −1/(η ℓ' φ̃[e]))."""
+def _figure_1_with_a_explicit(learner, X, y, carry="singular"):
+    """Figure 1 for CON-KONS with Ã kept as a matrix: at a dictionary change ω_{t-1} gets a zero coordinate for
+    the new direction, and Ã a zero row and column (``singular``: the literal map), α there (``alpha``), or is
+    restarted at α I (``reset``). The embedding of round t is the first dims[t] coordinates of the final (nested)
+    map. With the square loss every step fills the new coordinate, so Ã's null space is spanned by the
+    coordinates it is zero on, and its pseudo-inverse is exact with no cutoff: the inverse of the rest. Returns ŷ
+    and, at each first step after a change that grew the map, (ω's move along the new direction,
+    −1/(η ℓ' φ̃[e]))."""
     F, dims, restarts = learner.map.transform(X), learner.recorded["model_size"], learner.recorded["restarts"]
     C, eta, loss = learner.params.C, learner.eta, TRAINING[learner.params.loss]
     A, w, omega, out, jumps = np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.empty(len(y)), []
@@ -607,6 +608,9 @@ def _figure_1_with_a_explicit(learner, X, y):
         free = t > 0 and restarts[t] != restarts[t - 1]
         grew = dims[t] > len(w)
         A, w = np.pad(A, (0, dims[t] - len(w))), np.pad(omega, (0, dims[t] - len(w))) if free else w
+        if free and carry != "singular":
+            alpha = learner.params.alpha
+            A = alpha * np.eye(len(A)) if carry == "reset" else A + np.diag(np.where(np.diag(A) == 0, alpha, 0.0))
         phi = F[t, : dims[t]]
         v = pinv_times(phi)
         hz = 0.0 if free or phi @ v <= 0 else excess(phi @ w, C)
@@ -649,6 +653,25 @@ def test_con_kons_carried_singular_is_figure_1_with_the_literal_map_and_jumps_al
     ours = LEARNERS.get("con_kons")(2, **{**keys, "sigma": 0.3}).predict_learn_block(X, y)
     first = np.flatnonzero(~np.isfinite(ours))[0]  # no exception: NaN from there on (okl-run stops at the first)
     assert first > 100 and np.isnan(ours[first:]).all() and np.abs(ours[:first]).max() > 1e50
+
+
+@pytest.mark.parametrize("carry", ["alpha", "reset"])
+def test_con_kons_carried_alpha_and_reset_are_figure_1_with_their_a_at_each_change(carry):
+    """carry=alpha: Ã mapped with α on the new direction; carry=reset: ω mapped, Ã restarted at α I at every
+    change (also one that does not grow the map), as PROS-N-KONS restarts it. Each is Figure 1 with Ã kept
+    explicitly and so treated at each change; played one round at a time they give the same numbers, and they
+    differ from each other."""
+    X = np.random.default_rng(0).uniform(-1, 1, (1000, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+    keys = dict(sigma=1.0, alpha=0.5, gamma=1.0, seed=0, carry=carry)
+    learner = LEARNERS.get("con_kons")(2, **keys)
+    ours = learner.predict_learn_block(X, y)
+    reference, _ = _figure_1_with_a_explicit(learner, X, y, carry)
+    assert learner.restarts > learner.model_size > 50  # and a change whose point is spanned
+    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(play_loop(LEARNERS.get("con_kons")(2, **keys), X, y), ours, rtol=1e-9, atol=1e-10)
+    other = LEARNERS.get("con_kons")(2, **{**keys, "carry": "reset" if carry == "alpha" else "alpha"})
+    assert np.abs(other.predict_learn_block(X, y) - ours).max() > 0.01
 
 
 ONE_ROUND = {  # the learners with a compiled one-round path: (their module, keys)
