@@ -106,7 +106,8 @@ class Deviation:
     metric: str | None = None  # what the ablation is compared on (default: the artefact's first metric)
     fails: bool = False  # the ablation is expected to stop (diverge): the report says where, not a failure
     brackets: bool = False  # the paper's unstated setting is taken to lie between ours and the ablation's: a number
-    # of ours outside the paper's ± is explained where the ablation's lies across the paper's (checks.Paper)
+    # of ours outside the paper's ± is explained where the ablation's lies across the paper's or within its ±
+    # (checks.Paper)
 
 
 @dataclass(frozen=True)

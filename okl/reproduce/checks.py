@@ -227,9 +227,10 @@ class Order(Check):
 @dataclass(frozen=True)
 class Paper(Check):
     """Ours within the paper's ± (:class:`Tolerance`). A number outside is explained by a deviation when its
-    ablation brackets the paper's: the paper's mean lies between ours and the ablation arm's, so the setting the
-    deviation names moves our number across the paper's (``ablations``: (our arm, ablation arm, deviation id) of
-    the artefact's deviations on this metric, set when the artefact is loaded)."""
+    ablation brackets the paper's: the paper's mean lies between ours and the ablation arm's, or the ablation arm's
+    is within the paper's ±, so the setting the deviation names moves our number across or onto the paper's
+    (``ablations``: (our arm, ablation arm, deviation id) of the artefact's deviations on this metric, set when the
+    artefact is loaded)."""
 
     arms: tuple = ()
     k: float | None = None  # instead of the artefact's tolerance
@@ -260,7 +261,7 @@ class Paper(Check):
             if tol.inside(ours, paper):
                 inside.append(cell)
                 continue
-            bracket = self._bracket(results, dataset, arm, ours, float(np.atleast_1d(paper)[0]))
+            bracket = self._bracket(results, dataset, arm, ours, paper, tol)
             outside.append(cell + (f" ({bracket[1]})" if bracket else ""))
             if bracket is None:  # one number outside unexplained: the part is not explained by ablations
                 causes = None
@@ -277,15 +278,21 @@ class Paper(Check):
         text += f"; outside: {', '.join(outside)}" if outside else ""
         return Outcome(dataset, status, text, tuple(sorted(causes)) if outside and causes is not None else None)
 
-    def _bracket(self, results, dataset: str, arm: str, ours: float, paper: float) -> tuple[str, str] | None:
-        """The first deviation whose ablation of ``arm`` brackets the paper's mean on ``dataset``: (its id, the
-        numbers that show it)."""
+    def _bracket(
+        self, results, dataset: str, arm: str, ours: float, paper: float | tuple[float, float], tol: Tolerance
+    ) -> tuple[str, str] | None:
+        """The first deviation whose ablation of ``arm`` brackets the paper's number on ``dataset`` (its mean lies
+        between ours and the ablation's, or the ablation's is within its ±): (its id, the numbers that show it)."""
+        mean = float(np.atleast_1d(paper)[0])
         for ours_arm, ablation, id in self.ablations:
             if ours_arm != arm:
                 continue
             got = values(results, dataset, [ablation], self.metric, matched=False)
-            if got is not None and min(ours, got.means[ablation]) <= paper <= max(ours, got.means[ablation]):
-                return id, f"{ablation} {_fmt(got.means[ablation])}: `{id}`"
+            if got is None:
+                continue
+            theirs = got.means[ablation]
+            if min(ours, theirs) <= mean <= max(ours, theirs) or tol.inside(theirs, paper):
+                return id, f"{ablation} {_fmt(theirs)}: `{id}`"
         return None
 
 
