@@ -188,6 +188,8 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
         "rounds": rounds,
         "seed": run.seed,
     }
+    if not learner.grouping_free:  # its numbers depend on the blocks (only then: every other run id is kept)
+        key["block"] = run.block
     run_id = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
     return Plan(
         run=run,

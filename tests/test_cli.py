@@ -190,7 +190,11 @@ BAD_INPUTS = [
     (
         ["-m", "learner=fogd,nogd", "learner.eta=0.5"],
         "unknown key 'learner.eta' (valid keys here: M, lam, name, sigma); with -m it is checked against the default "
-        "choices before the sweep: if the swept ones take it, write ++learner.eta=0.5",
+        "choices before the sweep: the swept ones take it, write ++learner.eta=0.5",
+    ),
+    (
+        ["--multi", "learner=fogd,nogd", "learner.eta=0.5"],  # Hydra's abbreviation of --multirun
+        "choices before the sweep: the swept ones take it, write ++learner.eta=0.5",
     ),
     (["+learner.gamma=1"], "unknown key learner.gamma for learner 'pkawv_taylor'; its keys are: M, lam, sigma"),
     (["foo=1"], "unknown key 'foo'"),
@@ -250,6 +254,20 @@ def test_bad_input_gives_one_line(okl_run, results_root, overrides, message):
     assert err.startswith("okl-run: error: ") and message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not results_root.exists()  # nothing ran, nothing written
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["-m", "learner=fogd,nogd", "learner.etaa=0.5"],  # no learner has it
+        ["-m", "seed=0,1", "learner.gamma=1"],  # no config group is swept
+        ["-m", "learner=pkawv_taylor,fogd", "learner.M=5", "n=20"],  # the default has it: fogd's job refuses it
+    ],
+)
+def test_the_plus_plus_hint_is_given_only_where_it_works(okl_run, results_root, overrides):
+    code, _, err = okl_run(*overrides, "progress=false")
+    assert code != 0 and "unknown key" in err and "++" not in err, err
+    assert err.strip().splitlines()[-1].startswith("okl-run: error: ")
 
 
 def test_a_key_only_the_swept_learners_have_reaches_each_of_them_with_plus_plus(okl_run, results_root):

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import okl.config as config
@@ -100,6 +101,24 @@ def test_run_id_depends_on_what_determines_the_rounds_only(composed):
         config.plan(composed("learner=online_krr", "M=5", "n=1000")).run_id
         == config.plan(composed("learner=online_krr", "n=1000")).run_id
     )
+
+
+def test_a_reading_whose_numbers_depend_on_the_blocks_is_identified_by_its_block(composed):
+    """CON-KONS's carry: singular is ill-conditioned: its numbers change with the grouping of rounds into blocks
+    (beyond roundoff), so its run is identified by ``block`` too; a learner exact in blocks keeps one run id."""
+    ids = {
+        (carry, block): config.plan(composed("learner=con_kons", f"learner.carry={carry}", f"block={block}")).run_id
+        for carry in ("singular", "alpha")
+        for block in (1, 256)
+    }
+    assert ids["singular", 1] != ids["singular", 256] and ids["alpha", 1] == ids["alpha", 256]
+    learner = config.plan(composed("learner=con_kons", "learner.carry=singular", "n=200")).learner
+    X = np.random.default_rng(0).uniform(-1, 1, (200, learner.d))
+    y = np.sin(3 * X[:, 0])
+    blocks = learner.predict_learn_block(X, y)
+    fresh = config.plan(composed("learner=con_kons", "learner.carry=singular", "n=200")).learner
+    rounds = np.array([fresh.predict_learn_block(X[t : t + 1], y[t : t + 1])[0] for t in range(200)])
+    assert np.abs(rounds - blocks).max() > 1e-3 * np.abs(blocks).max()  # why: the grouping changes the numbers
 
 
 def test_n_is_capped_by_the_stream(composed):

@@ -638,7 +638,8 @@ def test_con_kons_carried_singular_is_figure_1_with_the_literal_map_and_jumps_al
     reference, jumps = _figure_1_with_a_explicit(learner, X, y)
     assert learner.model_size > 50 and len(jumps) == learner.model_size  # one per new direction
     assert learner.restarts > learner.model_size  # and a change that did not grow the map (its point is spanned)
-    # Ã⁻¹ reaches 1e12: roundoff grows to 1e-7 in 300 rounds, 1e-4 in 1,000 (a cutoff on Ã's spectrum is off by 400)
+    # Ã⁻¹ reaches 1e12: roundoff grows to 1e-7 in 300 rounds, 1e-4 in 1,000 (numpy's pinv, with its cutoff on Ã's
+    # spectrum, is off by a factor of 400 there; the learner with scipy's default cutoff, by 2 at round 303)
     np.testing.assert_allclose(ours[:300], reference[:300], rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(ours, reference, rtol=1e-3, atol=1e-6)
     np.testing.assert_allclose(jumps[:, 0], jumps[:, 1], rtol=1e-7)

@@ -187,13 +187,17 @@ def test_not_run_and_not_checkable():
     why = Claim("src", "text", not_checkable="a batch solver okl does not run").verdict(results, {}, Tolerance())
     assert why.status == "not checkable" and why.numbers == "a batch solver okl does not run"
     # a part not run never lets the claim hold: it holds partly, where it ran, and says what was not run
-    both = Claim("s", "t", checks=(parse(ORDER, "t"), parse({"kind": "bound", "arms": ["a"], "at_most": 2}, "t")))
+    bound = {"kind": "bound", "label": "bound", "arms": ["a"], "at_most": 2}
+    both = Claim("s", "t", checks=(parse({**ORDER, "label": "order"}, "t"), parse(bound, "t")))
     got = both.verdict(results, {}, Tolerance())
-    assert got.status == "partly" and got.where == "holds on d; not run on d"
+    assert got.status == "partly" and got.where == "holds bound on d; not run order on d"
     # nothing failed, so nothing is to be explained: the report does not call it unexplained
     artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), claims=(both,))
     (line,) = [x for x in report.claims(artefact, [got]) if x.startswith("- ")]
-    assert line.endswith("**partly** (holds on d; not run on d): d: no finished runs of b, c; d: loss a 1 (asked: ≤ 2)")
+    assert line.endswith(
+        "**partly** (holds bound on d; not run order on d): order: d: no finished runs of b, c; bound: d: loss a 1 "
+        "(asked: ≤ 2)"
+    )
 
 
 def test_a_contradicted_claim_is_never_reported_as_holding():
@@ -201,7 +205,9 @@ def test_a_contradicted_claim_is_never_reported_as_holding():
     results = {("d1", "a"): [flat(1.0)], ("d1", "b"): [flat(2.0)], ("d2", "a"): [flat(1.0)], ("d2", "b"): [flat(2.0)]}
     holds = parse({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, "t")
     contradicted = parse({"kind": "order", "metric": "loss", "arms": ["b", "a"]}, "t")
-    got = Claim("s", "t", checks=(holds, contradicted)).verdict(results, {}, Tolerance())
+    got = Claim("s", "t", checks=(holds, dataclasses.replace(contradicted, label="b first"))).verdict(
+        results, {}, Tolerance()
+    )
     assert got.status == "partly" and "but b ≥ a" in got.numbers
     claim = Claim("§4", "b beats a", checks=(contradicted,), explained_by="why")
     artefact = catalog.Artefact(
@@ -220,7 +226,7 @@ def test_a_claim_is_also_checked_on_the_papers_own_numbers():
     """The checks that read means run on the paper's printed numbers too: the report says where the paper's own
     tables contradict its text, beside our verdict; not for okl's own targets, nor when both hold."""
     order = parse({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, "t")
-    seeds = parse({"kind": "seeds", "metric": "loss", "arm": "a", "over": "b"}, "t")
+    seeds = parse({"kind": "seeds", "label": "seeds", "metric": "loss", "arm": "a", "over": "b"}, "t")
     ours = {(d, arm): [flat(v)] for d in ("d1", "d2") for arm, v in (("a", 1.0), ("b", 2.0))}
     printed = {("d1", "a"): {"loss": (1.0, 0.1)}, ("d1", "b"): {"loss": 2.0}, ("d2", "a"): {"loss": 3.0}}
     printed[("d2", "b")] = {"loss": (2.0, 0.5), "model_size": 7}
@@ -374,6 +380,11 @@ def test_a_claim_without_checks_or_reason_or_with_parts_of_one_name_is_refused(t
         assert "\n" not in str(err.value)
     finally:
         catalog._load.cache_clear()
+
+
+def test_a_claim_built_in_code_refuses_two_parts_of_one_name_too():
+    with pytest.raises(ConfigError, match="^two checks share the label 'x' on the same datasets"):
+        Claim("s", "t", checks=(parse({**ORDER, "label": "x"}, "t"), parse({**ORDER, "label": "x"}, "t")))
 
 
 def test_checks_of_one_label_on_other_datasets_are_accepted(tmp_path, monkeypatch):

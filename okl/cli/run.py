@@ -130,16 +130,41 @@ def describe(exc: BaseException) -> str:
 
 
 def _swept_hint(key: str) -> str:
-    """With -m, Hydra applies a plain override to the default choices before the sweep: a key that only the
-    swept choices (learners, arms) have is refused there. ``++key=value`` adds it where it is missing."""
+    """With -m, Hydra applies a plain override to the default choices before the sweep, so a key that only the
+    swept choices (learners, arms) have is refused there: then, and only then (the default lacks the key and a
+    swept choice has it), the error names ``++key=value``, which adds it where it is missing."""
     args = sys.argv[1:]
-    if not {"-m", "--multirun"} & set(args):
+    if not any(a == "-m" or (a.startswith("--m") and "--multirun".startswith(a)) for a in args):
         return ""
-    value = next((a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == key), "...")
+    pairs = [a.split("=", 1) for a in args if "=" in a and not a.startswith(("-", "hydra"))]
+    value = next((v for k, v in pairs if k == key), "...")
+    plain = [f"{k}={v}" for k, v in pairs if "," not in v and k != key]
+    swept = [(k, v.split(",")) for k, v in pairs if "," in v and "." not in k and not k.startswith(("+", "~"))]
+    choices = [[*plain, f"{group}={choice}"] for group, values in swept for choice in values]
+    if _has(plain, key) or not any(_has(c, key) for c in choices):
+        return ""
     return (
-        f"; with -m it is checked against the default choices before the sweep: if the swept ones take it, "
+        "; with -m it is checked against the default choices before the sweep: the swept ones take it, "
         f"write ++{key}={value}"
     )
+
+
+def _has(overrides: list[str], key: str) -> bool:
+    """Whether the config composed with ``overrides`` has ``key`` (False when it does not compose)."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+            cfg = compose(config_name="config", overrides=overrides)
+    except Exception:  # a choice that does not compose does not take the key
+        return False
+    return OmegaConf.select(cfg, key, default=_ABSENT) is not _ABSENT
+
+
+_ABSENT = object()
 
 
 def _first_line(exc: BaseException) -> str:

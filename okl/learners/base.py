@@ -78,6 +78,13 @@ class Learner(ABC):
     # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
     lighter: ClassVar[str] = ""
 
+    @property
+    def grouping_free(self) -> bool:
+        """Whether the numbers do not depend on how the rounds are grouped into blocks (to roundoff): true of every
+        learner but an ill-conditioned reading (CON-KONS's ``carry: singular``), whose run is then identified by
+        its ``block`` too (:func:`okl.config.plan`)."""
+        return True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every learner's ``predict_one``, ``learn_one``, ``predict_many`` and ``predict_learn_block`` check
         their inputs here, once for all learners (:func:`_checked`)."""

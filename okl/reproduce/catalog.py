@@ -216,19 +216,14 @@ def _tolerance(raw: dict | None) -> Tolerance | None:
 def _claim(raw: dict, where: str) -> Claim:
     raw = dict(raw)
     checks = tuple(parse(c, where) for c in raw.pop("checks", None) or ())
-    claim = Claim(checks=checks, **raw)
+    try:
+        claim = Claim(checks=checks, **raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     if bool(claim.checks) == bool(claim.not_checkable):
         raise ConfigError(
             f"{where}: give the claim checks, or not_checkable: why no run can decide it (one of the two)"
         )
-    for i, a in enumerate(claim.checks):
-        for b in claim.checks[i + 1 :]:
-            shared = not (a.datasets and b.datasets) or set(a.datasets) & set(b.datasets)
-            if a.label == b.label and shared:
-                raise ConfigError(
-                    f"{where}: two checks share the label {a.label!r} on the same datasets; give each its own label "
-                    "(a verdict names its parts by label and dataset)"
-                )
     return claim
 
 

@@ -519,6 +519,18 @@ class Claim:
     not_checkable: str = ""  # why no check over our runs can decide it
     explained_by: str = ""  # the id of the deviation that explains a failure
 
+    def __post_init__(self) -> None:
+        """A verdict names its parts by label and dataset: two checks of one label on one dataset would share a
+        part's name, so an explanation of one would cover the other."""
+        for i, a in enumerate(self.checks):
+            for b in self.checks[i + 1 :]:
+                shared = not (a.datasets and b.datasets) or set(a.datasets) & set(b.datasets)
+                if a.label == b.label and shared:
+                    raise ConfigError(
+                        f"two checks share the label {a.label!r} on the same datasets; give each its own label "
+                        "(a verdict names its parts by label and dataset)"
+                    )
+
     def verdict(self, results: Results, reported: Mapping, tolerance: Tolerance, absent: str = "") -> Verdict:
         """The claim's verdict over ``results``; ``absent``: the artefact's data is not here (its fetch command)."""
         if not self.checks:
