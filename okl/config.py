@@ -32,6 +32,7 @@ from okl.registry import build_params, identity
 from okl.regret import COMPARATORS, Comparator
 from okl.store import RunDir, SinkParams
 from okl.validation import bandwidth, integer_at_least, one_of, positive, seed
+from okl.warmup import deferred, run_all
 
 GROUPS = ("dataset", "learner", "comparator")
 
@@ -96,6 +97,12 @@ class Plan:
     config: dict[str, Any] = field(repr=False)
     identity: dict[str, Any] = field(repr=False)  # what determines the rounds: run_id hashes it
     comparator: Comparator | None = None  # regret is computed after play when set
+    warm_ups: list = field(default_factory=list, repr=False)  # the learner's compilations, deferred (okl.warmup)
+
+    def warm_up(self) -> None:
+        """Compile (or load) the learner's compiled code: the runner calls it before round 1's clock starts
+        (planning, which builds every learner of a sweep, leaves it to the runs that play)."""
+        run_all(self.warm_ups)
 
     @property
     def partition(self) -> dict[str, object]:
@@ -176,7 +183,8 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
             f"learner {learner_class.name!r} sees the stream before round 1, but {dataset.name} chooses its "
             f"rounds online against the learner: pick an online learner, or replay the sequence (dataset=replay)"
         )
-    learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
+    with deferred() as warm_ups:  # what it compiles is compiled when the run plays (okl.warmup)
+        learner = learner_class(dataset.d, horizon=rounds, **nodes["learner"])
     learner.check_task(dataset.task)
     if run.timeout_s is None:  # a run with a time budget may stop long before its state fills the memory
         learner.require_memory(rounds)
@@ -201,6 +209,7 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
         config=values,
         identity=key,
         comparator=comparator,
+        warm_ups=warm_ups,
     )
 
 

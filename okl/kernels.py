@@ -41,21 +41,37 @@ def squared_distance(a: np.ndarray, b: np.ndarray) -> float:
 def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> float:
     """out[j] = k(x, Y[j]) by a compiled loop (the Gaussian kernel from the squared distance, else xᵀY[j]),
     for compiled code that plays one round or grows a dictionary; returns k(x, x)."""
+    if not gaussian:
+        for j in range(Y.shape[0]):
+            out[j] = np.dot(x, Y[j])
+        return np.dot(x, x)
+    _squared_distances(x, Y, out)
     c = -0.5 / (sigma * sigma)
     for j in range(Y.shape[0]):
-        out[j] = np.exp(c * _distance2(x, Y[j])) if gaussian else np.dot(x, Y[j])
-    return 1.0 if gaussian else np.dot(x, x)
+        out[j] = np.exp(c * out[j])
+    return 1.0
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
-def _distance2(a: np.ndarray, b: np.ndarray) -> float:
-    """||a − b||², its sum reassociated so that it runs on vector units (5× the ordered loop at d = 784; the
-    order of a sum is the only change, and it is the same on every call)."""
-    s = 0.0
-    for i in range(a.size):
-        diff = a[i] - b[i]
-        s += diff * diff
-    return s
+@numba.njit(nogil=True, cache=True)
+def _squared_distances(x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
+    """out[j] = ||x − Y[j]||², each sum in index order (:func:`squared_distance`'s bits), four rows at a time so
+    that vector units add the four rows' terms side by side (at d = 784: 1.8× faster than one row at a time,
+    2.0× slower than a reassociated sum). A reassociated sum (fastmath) is not used: its vector code depended
+    on whether the caller was compiled in the same process or loaded from numba's cache, so the first run on a
+    machine and the later ones differed in the last bits (POLK, the Nyström and KONS learners; measured)."""
+    n, d = Y.shape
+    whole = n - n % 4
+    for j in range(0, whole, 4):
+        s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+        for i in range(d):
+            e0, e1, e2, e3 = x[i] - Y[j, i], x[i] - Y[j + 1, i], x[i] - Y[j + 2, i], x[i] - Y[j + 3, i]
+            s0 += e0 * e0
+            s1 += e1 * e1
+            s2 += e2 * e2
+            s3 += e3 * e3
+        out[j], out[j + 1], out[j + 2], out[j + 3] = s0, s1, s2, s3
+    for j in range(whole, n):
+        out[j] = squared_distance(x, Y[j])
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ import numpy as np
 from okl import system
 from okl.kernels import Kernel, kernel_row
 from okl.linalg.nogil_blas import NO_TRANS, TRANS, dgemv
+from okl.warmup import warm
 
 ROWS = 4096  # rounds per block (4096 × 1000 coordinates: 33 MB, within L3)
 STAGE = 64  # rounds of features staged by append_one before they enter a block
@@ -56,8 +57,8 @@ class History:
         self._staged = 0
         # compile (or load) the one-round code now, not inside timed rounds (its first call took ~50 ms)
         one, none = np.zeros((1, d)), np.zeros(0)
-        _record_one(one, np.zeros(1), self._stage, 0, 0, one[0], 0.0, none)
-        _one_point(True, 1.0, one[0], none, 1.0, one, np.zeros(1), np.zeros((1, 1)), 0, np.zeros(1), none)
+        warm(_record_one, one, np.zeros(1), np.zeros((STAGE, 0)), 0, 0, one[0], 0.0, none)
+        warm(_one_point, True, 1.0, one[0], none, 1.0, one, np.zeros(1), np.zeros((1, 1)), 0, np.zeros(1), none)
 
     def __getstate__(self) -> dict:
         """A snapshot without the last prediction's pass (recomputed if ever needed)."""
@@ -201,13 +202,14 @@ def _record_one(Xb, yb, stage, r, j, x, y, phi):
     stage[j, :] = phi
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+@numba.njit(nogil=True, cache=True)
 def _one_point(gaussian, sigma, z, l, t_inv, Xb, yb, Pb, m, psi, cross):
     """One point's coordinate over a block's first len(ψ) rounds: ψ_s = t⁻¹ (k(z, x_s) − lᵀφ̃_s) into ``psi``,
     Φᵀψ added to ``cross``; returns (ψᵀψ, ψᵀy) (the block's share of :meth:`History.coordinate_stats` for
     k = 1). Rounds go by ``CHUNK``: a chunk's features are read from memory once and then from cache. The sums
-    are reassociated (vector units); their order depends on the block's length only, so they are the same
-    on every run."""
+    are in round order: reassociated ones (fastmath) compiled to other vector code in a process that loaded the
+    kernel row from numba's cache than in one that compiled it, and the runs' last bits differed
+    (:func:`okl.kernels._squared_distances`)."""
     used = len(psi)
     kernel_row(gaussian, sigma, z, Xb[:used], psi)
     gram, target = 0.0, 0.0

@@ -51,6 +51,7 @@ from okl.dictionary.uniforms import Uniforms
 from okl.kernels import Kernel
 from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
 from okl.seeding import rng
+from okl.warmup import warm
 
 
 class KORS:
@@ -99,7 +100,8 @@ class KORS:
         self.t = 0  # rounds seen
         self.p_sum = 0.0  # Σ_s p̃_s (Theorem 2(2): E|I_t| = Σ p̃_s)
         self._last: tuple | None = None  # the last single input's projection (see _project)
-        self.peek_many(np.zeros((1, d)))  # compile (or load) the loop now, not inside timed rounds
+        warm(self.peek_many, np.zeros((1, d)))  # compile (or load) the loops now, not inside timed rounds
+        warm(_join, np.zeros((2, 1)), np.zeros(2), 0, 0, np.zeros(1), 1.0, np.zeros(1))  # a point joining
 
     @property
     def size(self) -> int:

@@ -20,6 +20,7 @@ from okl.dictionary.kors import KORS
 from okl.kernels import Kernel
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
+from okl.warmup import warm
 
 LEARNERS = Registry("learner")
 register = LEARNERS.register
@@ -100,6 +101,7 @@ class Learner(ABC):
         self.horizon = horizon
         self.params = build_params("learner", self.name or type(self).__name__, self.Params, params)
         self.require_memory(0)  # before any allocation: the state that does not grow (FOGD's D features)
+        warm(_all_finite, np.zeros(1))  # the input checks' loop (:func:`_checked`), not inside timed rounds
 
     def footprint(self, rounds: int) -> tuple[int, str] | None:
         """The memory of the learner's state after ``rounds`` rounds when it is large and known before round 1

@@ -30,6 +30,7 @@ from scipy.linalg import blas, lapack, solve_triangular
 from okl import system
 from okl.kernels import gaussian
 from okl.linalg.innovations import compile_now, one_step_ahead
+from okl.warmup import warm
 
 ROW_CHUNK = 512  # rows of L per forward-substitution step (gemm on the part left of the diagonal)
 HEADROOM = 0.9  # share of the available memory a new factor may take (blocks need t×B workspace)
@@ -50,7 +51,7 @@ class OnlineKernelRidge:
         self.L = np.empty((0, 0))
         self.z = np.empty(0)
         self._L_inv, self._inv_rows = np.empty((0, 0)), 0  # L⁻¹ for predict_many, built on first use
-        compile_now()
+        warm(compile_now)
 
     def __getstate__(self) -> dict:
         """The state with L's written rows only: rows 0..t-1 are the first t·cap entries of the C-ordered

@@ -46,6 +46,7 @@ from scipy.linalg import blas
 
 from okl.linalg import nogil_blas as nb
 from okl.linalg.innovations import forward
+from okl.warmup import warm
 
 # Rows per BLAS-3 step. The B×B work costs O(rB + B²) per round, so long blocks lose: measured for
 # r = 10 .. 400, sub-blocks of 16-64 rows ran fastest (r = 190: 4.9 µs/round at 48 rows, 5.3 at 64, 14 at 256).
@@ -71,7 +72,15 @@ class OnlineRidge:
         self.awv = awv
         self.P = np.asfortranarray(np.eye(dim) / lam)
         self.b = np.zeros(dim)
-        _block(np.eye(2, order="F"), np.zeros(2), np.zeros((3, 2)).T, np.zeros(3), awv, np.empty(3))  # load now
+        for P, Phi_t in (
+            (np.eye(2, order="F"), np.zeros((3, 2)).T),
+            (np.eye(2, order="F"), np.zeros((2, 1))),
+            (np.eye(1), np.zeros((1, 1))),
+        ):  # fmt: skip  (a run's layouts: its first rounds' are C)
+            warm(_block, P, np.zeros(len(P)), Phi_t, np.zeros(Phi_t.shape[1]), awv, np.empty(Phi_t.shape[1]))
+        phi, v = np.zeros(2), np.zeros(2)  # and the per-round pair on the run's Fortran-ordered P
+        warm(predict_one, np.eye(2, order="F"), np.zeros(2), phi, awv, v)
+        warm(update_one, np.eye(2, order="F"), np.zeros(2), phi, v, 0.0, 0.0)
 
     @staticmethod
     def state_bytes(dim: int) -> int:

@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from okl import system
+from okl.warmup import warm
 
 
 @numba.njit(cache=True)
@@ -50,6 +51,8 @@ class GrowingFactor:
         self.what = what
         self.m = 0
         self.L = np.zeros((0, 0))
+        for solve in (forward, backward_t):  # compile (or load) them now, not inside timed rounds
+            warm(solve, np.eye(1), 1, np.zeros(1))
 
     def reserve(self, rows: int) -> None:
         """Make room for ``rows`` more rows."""

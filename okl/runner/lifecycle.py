@@ -197,6 +197,7 @@ def _final_learner(run: RunDir, manifest: Manifest, plan: Plan):
 
 def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, observe=None) -> Outcome:
     tune_allocator()
+    plan.warm_up()  # compiled code loaded outside the run's clock and its peak
     reset_peak_rss()  # the run's own peak, whatever the process did before (a worker plays many runs)
     writer = RoundWriter(run, plan.sink.part_rows, plan.sink.part_seconds)
     attempt = {

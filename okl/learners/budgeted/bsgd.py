@@ -45,6 +45,7 @@ from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import TRAINING, derivative, multiclass_loss, training_value
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
+from okl.warmup import warm
 
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -86,7 +87,7 @@ class BSGD(KernelExpansion):
         self._X = np.zeros((self.params.budget + 1, d))
         self._W = np.zeros((self.params.budget + 1, self.W.shape[1]))
         if self.params.maintenance == "merging":  # compile (or load) the search now, not inside timed rounds
-            _best_merge(np.ones(1), 1.0, np.ones(1), np.zeros(1))
+            warm(_best_merge, np.ones(1), 1.0, np.ones(1), np.zeros(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out, risk = np.empty(len(y)), np.empty(len(y))

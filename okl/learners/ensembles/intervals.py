@@ -49,6 +49,7 @@ import numpy as np
 from okl.learners.base import BlockLearner, Learner
 from okl.learners.ensembles.weights import normalised
 from okl.validation import positive
+from okl.warmup import warm
 
 LEVELS = 63  # intervals up to 2^62 rounds
 
@@ -96,7 +97,7 @@ class IntervalEnsemble(BlockLearner):
         cap = self.params.eta
         self.eta = np.minimum(cap, self.params.eta0 / np.sqrt(2.0 ** np.arange(LEVELS)))
         self.instances: dict[int, Learner] = {}
-        _mix(np.zeros((0, LEVELS)), np.zeros(0), 0, self.log_h, self.eta, np.zeros(0))  # compile now
+        warm(_mix, np.zeros((0, LEVELS)), np.zeros(0), 0, np.zeros(LEVELS), self.eta, np.zeros(0))  # compile now
 
     @property
     def grows(self) -> bool:

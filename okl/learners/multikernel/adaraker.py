@@ -45,6 +45,7 @@ from okl.learners.ensembles.intervals import LEVELS, AdaptiveParams, IntervalEns
 from okl.learners.ensembles.weights import normalised
 from okl.learners.multikernel.raker import KERNELS, Raker, RakerParams
 from okl.learners.multikernel.raker_code import AdaRakerCode
+from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class AdaRaker(IntervalEnsemble):
         self.theta = np.zeros((LEVELS, P, 2 * p.D))  # θ_p of each level's instance
         self.log_w = np.zeros((LEVELS, P))  # its kernel weights, eq. (14)
         empty = np.zeros((0, LEVELS))  # compile (or load) the kernel now, not inside timed rounds:
-        _play(np.zeros((0, P, 2 * p.D)), np.zeros(0), 0, self.theta, self.log_w, self.eta, p.lam, empty)
+        warm(_play, np.zeros((0, P, 2 * p.D)), np.zeros(0), 0, self.theta, self.log_w, self.eta, p.lam, empty)
 
     def _embed(self, X: np.ndarray) -> np.ndarray:
         """z_p(x) for every row and kernel: B × P × 2D."""

@@ -39,6 +39,7 @@ from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive
+from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ class RBFOGD(BlockLearner):
         self.alpha = np.zeros(len(self.S))
         self.count, self.head = 0, 0  # vectors kept; slot the next one replaces when the budget is full
         self._loss = TRAINING[p.loss]
+        one = np.zeros((1, d)), np.zeros(1), np.zeros((1, d)), np.zeros(1), 0, 0, 1, 1.0, np.ones(1), 0.0, self._loss
+        warm(_play, *one, np.empty(1))  # compile (or load) them now, not inside timed rounds
+        warm(_predict, np.zeros((1, d)), np.zeros((1, d)), np.zeros(1), 1.0, np.empty(1))
 
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.predict_many(x[None, :])[0])

@@ -47,6 +47,7 @@ from okl.linalg.triangular import GrowingFactor
 from okl.losses import TRAINING, curvature, derivative, excess, lipschitz
 from okl.params import GaussianParams
 from okl.validation import one_of, positive
+from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class KONS(Learner):
         self.scale = np.zeros(0)  # √η_s ġ_s of those columns
         self.E = GrowingFactor(f"{self.name}'s sketch")
         self._cache: tuple | None = None
+        warm(excess, 0.0, p.C)  # the compiled pieces of a round, not inside timed rounds
+        warm(derivative, self._loss, 0.0, 0.0)
 
     def eta(self, t: int) -> float:
         """η_t for round t (1-based)."""

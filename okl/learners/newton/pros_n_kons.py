@@ -65,6 +65,7 @@ from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
 from okl.params import GaussianParams, KORSParams
 from okl.validation import integer_at_least, one_of, positive
+from okl.warmup import warm
 
 SIZES = ("model_size", "dictionary_size", "restarts")  # the per-round diagnostics
 
@@ -118,12 +119,12 @@ class ProsNKons(KORSLearner, BlockLearner):
         self._sizes: tuple = (None, {})  # the last one-round diagnostics, by their values
         self._buffers: tuple = (None,)  # (sizes, k, φ̃, v) of _one
         self._kernel = kernel.compiled
-        _ons(np.zeros((1, 0)), np.zeros(1), self.w, self.P, self.omega, 0, 1.0, 0.0, False, np.empty(1))
-        square, point = np.eye(2, order="F"), np.zeros((2, d))  # the layouts of a run's arrays (R⁻¹, L⁻¹: Fortran)
-        kors = square, 1.0, 0.5, 1.0, np.float64(1.0), 1
-        _peek_one(
-            point[0], *self._kernel, point, point, True, kors, square, np.eye(2), np.zeros(2), 1.0, *np.zeros((3, 2))
-        )  # fmt: skip  (compile or load it now, not inside timed rounds)
+        empty = np.zeros(0)
+        warm(_ons, np.zeros((1, 0)), np.zeros(1), empty, np.zeros((0, 0)), empty, 0, 1.0, 0.0, False, np.empty(1))
+        for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):  # a run's layouts: 1×1 is C, R⁻¹ later F
+            point, kors = np.zeros((n, d)), (square, 1.0, 0.5, 1.0, np.float64(1.0), 1)
+            one = point[0], *self._kernel, point, point, True, kors, square, np.eye(n), *np.zeros((1, n)), 1.0
+            warm(_peek_one, *one, *np.zeros((3, n)))  # compile (or load) it now, not inside timed rounds
 
     def _reset(self) -> None:
         """Dictionary changed (z_{t-1} = 1): new embedding, then reset (PROS) or carry the state over (CON)."""

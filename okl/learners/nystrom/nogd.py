@@ -37,6 +37,7 @@ from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
+from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class NOGD(BlockLearner):
         self.w = np.zeros(0)
         self.t = 0
         self._loss = TRAINING[p.loss]
+        warm(ogd_block, np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros(1), 0.0, self._loss, np.empty(1))  # now
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out, dims = np.empty(len(y)), np.empty(len(y), dtype=np.int64)

@@ -67,6 +67,7 @@ from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.linalg.online_ridge import OnlineRidge, predict_one, update_one
 from okl.params import KernelParams, KORSParams
 from okl.validation import positive
+from okl.warmup import warm
 
 SIZES = ("model_size", "dictionary_size")  # the per-round diagnostics
 SUB = 512  # rounds embedded at a time (their features stay in cache)
@@ -104,16 +105,18 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self._sizes: tuple = (None, {})  # the last one-round diagnostics, by (model size, dictionary size)
         self._buffers: tuple = (None,)  # (sizes, w, φ̃, v) of _one
         self._kernel = kernel.compiled
-        self._load_one()
+        warm(self._load_one)
 
     def _load_one(self) -> None:
         """Compile (or load) the one-round code now, with the array layouts of a run, not inside timed rounds
-        (loading it took the first rounds of a run 60 ms)."""
-        x, square = np.zeros(self.d), np.eye(2, order="F")
-        kors = square, 1.0, 0.5, 1.0, np.float64(1.0), 1
-        _peek_one(x, *self._kernel, np.zeros((2, self.d)), np.zeros((2, self.d)), True, kors, square, square,
-                  np.zeros(2), self.awv, np.zeros(2), np.zeros(2), np.zeros(2))  # fmt: skip
-        update_one(square, np.zeros(2), np.zeros(2), np.zeros(2), 0.0, 0.0)
+        (loading it took the first rounds of a run 60 ms; compiling it on a new machine, 1.4 s). A run's first
+        rounds have 1×1 matrices, which numpy calls C-ordered, the later ones Fortran-ordered ones."""
+        x = np.zeros(self.d)
+        for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):
+            kors = square, 1.0, 0.5, 1.0, np.float64(1.0), 1
+            _peek_one(x, *self._kernel, np.zeros((n, self.d)), np.zeros((n, self.d)), True, kors, square, square,
+                      np.zeros(n), self.awv, np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
+            update_one(square, np.zeros(n), np.zeros(n), np.zeros(n), 0.0, 0.0)
 
     # -- dictionary ----------------------------------------------------------------------------------
     def _selected(self, X: np.ndarray) -> np.ndarray:

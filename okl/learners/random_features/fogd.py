@@ -41,6 +41,7 @@ from okl.learners.ogd import ogd_block
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
+from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class FOGD(Learner):
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
         dim = self.features.dim  # compile (or load) the kernel now, not inside timed rounds:
-        ogd_block(np.zeros((1, dim)), np.zeros(1), np.zeros(dim), np.zeros(1), 0.0, self._loss, np.empty(1))
+        warm(ogd_block, np.zeros((1, dim)), np.zeros(1), np.zeros(dim), np.zeros(1), 0.0, self._loss, np.empty(1))
 
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.features.transform(x)[0] @ self.w)
