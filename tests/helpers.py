@@ -149,3 +149,18 @@ def wait_for_parts(root, count, proc, limit=60):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.01)
     raise AssertionError("no parts written in time")
+
+
+# Python source for a new process (nothing of okl's lazily compiled code loaded yet): ``compiled`` lists the numba
+# functions compiled or loaded from numba's cache (both go through Dispatcher._compile_for_args) while
+# ``counting(True)`` is in force.
+COUNTING = """
+from numba.core import dispatcher
+compiled = []
+compile_for_args = dispatcher.Dispatcher._compile_for_args
+def counted(self, *args, **kwargs):
+    compiled.append(self.py_func.__qualname__)
+    return compile_for_args(self, *args, **kwargs)
+def counting(on):
+    dispatcher.Dispatcher._compile_for_args = counted if on else compile_for_args
+"""

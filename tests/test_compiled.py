@@ -17,20 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from helpers import COUNTING
 from test_learners import SETTINGS
 
 # Every learner at its small test setting, in blocks and round by round, on one stream: a digest of its predictions.
-PLAY = """
+PLAY = (
+    COUNTING
+    + """
 import hashlib, json, sys
 import numpy as np
-from numba.core import dispatcher
 from helpers import play_blocks, play_loop
 from okl.learners import LEARNERS
-late = []
-compile_for_args = dispatcher.Dispatcher._compile_for_args
-def counted(self, *args, **kwargs):
-    late.append(self.py_func.__qualname__)
-    return compile_for_args(self, *args, **kwargs)
 settings = json.loads(sys.argv[1])
 g = np.random.default_rng(3)
 found = {}
@@ -41,14 +38,15 @@ for name, s in settings.items():
     if "regression" not in learner.tasks:
         y = np.sign(y - y.mean())
     in_blocks, by_rounds = learner(3, horizon=400, **s), learner(3, horizon=400, **s)  # warmed up as built
-    dispatcher.Dispatcher._compile_for_args = counted
+    counting(True)
     blocks = play_blocks(in_blocks, X, y, [64, 7])
     rounds = play_loop(by_rounds, X, y)
-    dispatcher.Dispatcher._compile_for_args = compile_for_args
-    found[name] = [hashlib.sha256(blocks.tobytes() + rounds.tobytes()).hexdigest(), sorted(set(late))]
-    late.clear()
+    counting(False)
+    found[name] = [hashlib.sha256(blocks.tobytes() + rounds.tobytes()).hexdigest(), sorted(set(compiled))]
+    compiled.clear()
 print(json.dumps(found))
 """
+)
 
 
 @pytest.mark.slow

@@ -7,42 +7,39 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import play_blocks, stream
+from helpers import COUNTING, play_blocks, stream
 from okl import config
 from okl.learners import LEARNERS
 from okl.runner import execute
 from okl.warmup import deferred, run_all
 from test_learners import SETTINGS
 
-# A new process (nothing of okl's lazily compiled code loaded yet) counts numba's compilations and cache loads
-# (both go through Dispatcher._compile_for_args) while okl-reproduce plans its largest preset, then while three of
-# its runs warm up as they would before playing; then while every learner is built as planning builds it.
-COUNT = """
+# A new process counts numba's compilations and cache loads (helpers.COUNTING) while okl-reproduce plans its
+# largest preset, then while three of its runs warm up as they would before playing; then while every learner is
+# built as planning builds it.
+COUNT = (
+    COUNTING
+    + """
 import json, sys
-from numba.core import dispatcher
-calls = []
-compile_for_args = dispatcher.Dispatcher._compile_for_args
-def counted(self, *args, **kwargs):
-    calls.append(self.py_func.__qualname__)
-    return compile_for_args(self, *args, **kwargs)
-dispatcher.Dispatcher._compile_for_args = counted
+counting(True)
 from okl.learners import LEARNERS
 from okl.reproduce import sweep
 from okl.warmup import deferred, run_all
 found = {}
 runs = sweep.expand("pros_n_kons_table1", [])
-found["plan of pros_n_kons_table1"] = [len(calls), 0]
+found["plan of pros_n_kons_table1"] = [len(compiled), 0]
 for run in runs[:3]:
     run.plan.warm_up()
-found["its first runs played"] = [0, len(calls) - found["plan of pros_n_kons_table1"][0]]
-calls.clear()
+found["its first runs played"] = [0, len(compiled) - found["plan of pros_n_kons_table1"][0]]
+compiled.clear()
 for name, settings in json.loads(sys.argv[1]).items():
     with deferred() as pending:
         LEARNERS.get(name)(3, horizon=100, **settings)
-    found[name] = [len(calls), len(pending)]  # compiled while built; warm-ups deferred
-    calls.clear()
+    found[name] = [len(compiled), len(pending)]  # compiled while built; warm-ups deferred
+    compiled.clear()
 print(json.dumps(found))
 """
+)
 
 
 def test_planning_compiles_nothing_and_the_runs_compile_what_they_use():
