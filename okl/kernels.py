@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+
+from okl.jit import njit
 
 KINDS = ("gaussian", "linear")
 
@@ -27,7 +28,7 @@ def gaussian(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
     return np.exp(E, out=E)
 
 
-@numba.njit(cache=True)
+@njit
 def squared_distance(a: np.ndarray, b: np.ndarray) -> float:
     """||a − b||² by a compiled loop, for compiled code that evaluates the Gaussian kernel point by point."""
     s = 0.0
@@ -37,7 +38,7 @@ def squared_distance(a: np.ndarray, b: np.ndarray) -> float:
     return s
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> float:
     """out[j] = k(x, Y[j]) by a compiled loop (the Gaussian kernel from the squared distance, else xᵀY[j]),
     for compiled code that plays one round or grows a dictionary; returns k(x, x)."""
@@ -52,7 +53,7 @@ def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: 
     return 1.0
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _squared_distances(x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
     """out[j] = ||x − Y[j]||², each sum in index order (:func:`squared_distance`'s bits), four rows at a time so
     that vector units add the four rows' terms side by side (at d = 784: 1.8× faster than one row at a time,

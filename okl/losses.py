@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from okl.jit import njit
 
 
 def square(y: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
@@ -75,7 +76,7 @@ def lipschitz(loss: str, C: float) -> float:
     ]
 
 
-@numba.njit(cache=True)
+@njit
 def excess(z: float, C: float) -> float:
     """h(z) = sign(z) max{|z| - C, 0}: how far z lies outside [-C, C] (sketched_kons eq. (1))."""
     if z > C:
@@ -85,7 +86,7 @@ def excess(z: float, C: float) -> float:
     return 0.0
 
 
-@numba.njit(cache=True)
+@njit
 def derivative(code: int, y_hat: float, y: float) -> float:
     """ℓ'(ŷ) of the training loss ``code`` (see ``TRAINING``)."""
     if code == 0:

@@ -12,8 +12,10 @@ import okl.learners
 MODULES = sorted(
     {
         *(m.name for m in pkgutil.walk_packages(okl.learners.__path__, prefix="okl.learners.")),
+        "okl.jit",
         "okl.params",
         "okl.riverlib",
+        "okl.warmup",
         "okl.river.estimators",
     }
 )

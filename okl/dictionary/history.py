@@ -30,10 +30,10 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
 from okl import system
+from okl.jit import njit
 from okl.kernels import Kernel, kernel_row
 from okl.linalg.nogil_blas import NO_TRANS, TRANS, dgemv
 from okl.warmup import warm
@@ -193,7 +193,7 @@ class History:
         return cross, gram, target, parts
 
 
-@numba.njit(cache=True)
+@njit
 def _record_one(Xb, yb, stage, r, j, x, y, phi):
     """Round r of a block ← (x, y), and its features φ̃ into row j of the stage, as one compiled call (three
     numpy assignments cost 2 µs a round)."""
@@ -202,7 +202,7 @@ def _record_one(Xb, yb, stage, r, j, x, y, phi):
     stage[j, :] = phi
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _one_point(gaussian, sigma, z, l, t_inv, Xb, yb, Pb, m, psi, cross):
     """One point's coordinate over a block's first len(ψ) rounds: ψ_s = t⁻¹ (k(z, x_s) − lᵀφ̃_s) into ``psi``,
     Φᵀψ added to ``cross``; returns (ψᵀψ, ψᵀy) (the block's share of :meth:`History.coordinate_stats` for

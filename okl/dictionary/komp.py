@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from okl.jit import njit
 from okl.kernels import Kernel, kernel_row, squared_distance
 from okl.linalg.nogil_blas import NO_TRANS, dgemv
 
@@ -114,7 +114,7 @@ def komp(dictionary: KernelDictionary, W: np.ndarray, X_new: np.ndarray, W_new: 
     return U[:size].copy()
 
 
-@numba.njit(cache=True)
+@njit
 def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
     """The work of :func:`komp` in place on the capacity arrays; returns (dictionary size, rank updates)."""
     C = U.shape[1]
@@ -187,7 +187,7 @@ def _komp(X, K, K_inv, M, U, X_new, W_new, eps, sigma, tol):
     return M, updates
 
 
-@numba.njit(cache=True)
+@njit
 def _held_error(X, K_inv, M, X_new, W_new, h, sigma, k, a, A, R):
     """||Σ_p w_p ρ_p||² for the held points h, ρ_p = φ(x_p) − P_D φ(x_p) (cross terms included); fills
     A[p] = K_DD⁻¹ k_p and R_pq = <ρ_p, ρ_q> = κ(x_p, x_q) − k_pᵀ K_DD⁻¹ k_q."""
@@ -208,7 +208,7 @@ def _held_error(X, K_inv, M, X_new, W_new, h, sigma, k, a, A, R):
     return err2
 
 
-@numba.njit(cache=True)
+@njit
 def _norm2(w):
     s = 0.0
     for c in range(len(w)):
@@ -216,7 +216,7 @@ def _norm2(w):
     return s
 
 
-@numba.njit(cache=True)
+@njit
 def _residual(X, K_inv, M, x, sigma, k, a):
     """k = κ(D, x), a = K_DD⁻¹ k (in place; one BLAS matrix-vector product, 3× the compiled loop's speed at
     M = 2,000); returns the residual variance r = κ(x, x) − kᵀa."""
@@ -229,7 +229,7 @@ def _residual(X, K_inv, M, x, sigma, k, a):
     return r
 
 
-@numba.njit(cache=True)
+@njit
 def _append(X, K, K_inv, U, M, x, w, r, k, a):
     """Border K_DD and K_DD⁻¹ with x (k, a and r from :func:`_residual`) and give it coefficients w. K_DD⁻¹ gains
     c cᵀ with c = a/√r (symmetric to the bit, and no division per entry)."""

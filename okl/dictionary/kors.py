@@ -43,11 +43,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
-import numba
 import numpy as np
 from scipy.linalg import solve_triangular
 
 from okl.dictionary.uniforms import Uniforms
+from okl.jit import njit
 from okl.kernels import Kernel
 from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
 from okl.seeding import rng
@@ -221,7 +221,7 @@ def extend_inverse(L_inv: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _decide(norm, diag, u, gamma, eps, beta, room):
     """Eq. 4 for one round from k̄_tt (``diag``) and ||L⁻¹ k̄_I||² (``norm``), and its coin u: (τ̃, p̃, joins)."""
     q = max(diag - norm, 0.0) / gamma
@@ -230,7 +230,7 @@ def _decide(norm, diag, u, gamma, eps, beta, room):
     return tau, p, u < p and room > 0
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
     """Decide rounds start.. of a block (see ``KORS._play``) until one joins (only when ``commit``
     and the budget leaves ``room``); return its index, or the block length."""
@@ -241,7 +241,7 @@ def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
     return len(diag)
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
     """One unscaled round as compiled code (the arguments of :meth:`KORS.one`, then k(x, x) and w holding
     k(I, x)): w ← L⁻¹ k(I, x), then Eq. 4; returns (τ̃, p̃, joins). The per-round twin of ``_projections``
@@ -254,7 +254,7 @@ def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
     return _decide(norm, diag, u, gamma, eps, beta, room)
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _join(Wt, norms, m, b, k, root, row):
     """Round b joins: L gains the row [W[:, b]ᵀ, root], and W the row (k̄(x_b, x_c) − W[:, b]ᵀW[:, c]) / root
     for the later rounds c (stored as column m of Wᵀ), whose norms grow accordingly."""

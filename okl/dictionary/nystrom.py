@@ -25,9 +25,9 @@ triangular solve), which releases the GIL (:mod:`okl.linalg.nogil_blas`).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.kernels import Kernel
 from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
 
@@ -88,7 +88,7 @@ class NystromMap:
             self.add(z)
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def embed_one(R_inv, phi) -> None:
     """φ̃(x) = R⁻¹ k_Z(x) in place of k_Z(x) in ``phi``, as compiled code: the per-round twin of
     :meth:`NystromMap.transform`."""

@@ -10,8 +10,9 @@ interval); blocks with larger arguments fall back to numpy. The test compares wi
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from okl.jit import njit
 
 _DP1 = 7.85398125648498535156e-1
 _DP2 = 3.77489470793079817668e-8
@@ -30,7 +31,7 @@ def sincos_rows(A: np.ndarray, scale: float, out: np.ndarray) -> None:
         np.multiply(np.cos(A), scale, out=out[:, D:])
 
 
-@numba.njit(cache=True, fastmath={"nnan", "ninf", "nsz", "contract", "arcp"}, error_model="numpy")
+@njit(fastmath={"nnan", "ninf", "nsz", "contract", "arcp"}, error_model="numpy")
 def _sincos_rows(A: np.ndarray, scale: float, out: np.ndarray) -> None:
     n, D = A.shape
     for i in range(n):  # row slices keep the inner loop vectorisable (2-D indexing is 4× slower)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from math import comb, factorial
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.warmup import warm
 
 
@@ -70,7 +70,7 @@ class TaylorFeatures:
         return F
 
 
-@numba.njit(cache=True)
+@njit
 def _taylor_rows(X, inv_sigma, parent, variable, scale, F):
     n, d = X.shape
     xs = np.empty(d)

@@ -12,11 +12,11 @@ import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 
 from okl import system
 from okl.dictionary.kors import KORS
+from okl.jit import njit
 from okl.kernels import Kernel
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
@@ -245,7 +245,7 @@ def _finite(a: np.ndarray) -> bool:
     return _all_finite(a.reshape(-1))
 
 
-@numba.njit(cache=True)
+@njit
 def _all_finite(a: np.ndarray) -> bool:
     for value in a:  # noqa: SIM110 (all() over a generator does not compile)
         if not np.isfinite(value):

@@ -16,13 +16,13 @@ Example:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.losses import derivative
 
 
-@numba.njit(cache=True, fastmath=True)
+@njit(fastmath=True)
 def ogd_block(
     Z: np.ndarray, y: np.ndarray, w: np.ndarray, eta: np.ndarray, lam: float, loss: int, out: np.ndarray
 ) -> None:

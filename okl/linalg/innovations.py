@@ -14,8 +14,9 @@ y_1..y_s only.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from okl.jit import njit
 
 
 def one_step_ahead(C: np.ndarray, m: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -25,7 +26,7 @@ def one_step_ahead(C: np.ndarray, m: np.ndarray, y: np.ndarray) -> tuple[np.ndar
     return pred, u
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def forward(C, m, y, pred, u):
     # One loop instead of trsv + trmv: at B ≈ 48 the O(B²) work is smaller than the cost of the
     # BLAS wrappers' calls and copies (13 µs per block). Row t reads u_1..u_{t-1} only.

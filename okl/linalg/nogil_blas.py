@@ -18,7 +18,6 @@ signatures are declared (float64 only), so the functions load at import and any 
 from __future__ import annotations
 
 import llvmlite.binding as llvm
-import numba
 import numpy as np
 from numba import types
 from numba.extending import get_cython_function_address
@@ -26,6 +25,8 @@ from numba.types import float64 as f8
 from numba.types import int32 as i4
 from numba.types import uint8 as u1
 from numba.types import void
+
+from okl.jit import njit
 
 # The matrices and vectors a routine only reads are declared read-only: a writable array converts to
 # that type, so arrays that numpy marks read-only (Parquet columns, memory-mapped caches, a caller's
@@ -58,7 +59,7 @@ _dpotrf = _external("lapack", "dpotrf", 5)
 _dtrtri = _external("lapack", "dtrtri", 6)
 
 
-@numba.njit(cache=True)
+@njit
 def _ld(A: np.ndarray) -> int:
     """Leading dimension of a column-major matrix view (raises for any other layout)."""
     rows, cols = A.shape
@@ -69,12 +70,12 @@ def _ld(A: np.ndarray) -> int:
     return max(1, A.strides[1] // 8 if cols > 1 else rows)
 
 
-@numba.njit(cache=True)
+@njit
 def _chars(*flags):
     return np.array(flags, dtype=np.uint8)
 
 
-@numba.njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True, cache=True)
+@njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True)
 def dgemm(transa: int, transb: int, alpha: float, A: np.ndarray, B: np.ndarray, beta: float, C: np.ndarray):
     """C ← α op(A) op(B) + β C."""
     m, n = C.shape
@@ -88,7 +89,7 @@ def dgemm(transa: int, transb: int, alpha: float, A: np.ndarray, B: np.ndarray, 
     )  # fmt: skip
 
 
-@numba.njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True, cache=True)
+@njit(void(u1, u1, f8, IN2, IN2, f8, OUT2), nogil=True)
 def dsymm(side: int, uplo: int, alpha: float, A: np.ndarray, B: np.ndarray, beta: float, C: np.ndarray):
     """C ← α A B + β C (side ``LEFT``) or α B A + β C (``RIGHT``), A symmetric, its ``uplo`` triangle read."""
     m, n = C.shape
@@ -101,7 +102,7 @@ def dsymm(side: int, uplo: int, alpha: float, A: np.ndarray, B: np.ndarray, beta
     )  # fmt: skip
 
 
-@numba.njit(void(u1, u1, f8, IN2, f8, OUT2), nogil=True, cache=True)
+@njit(void(u1, u1, f8, IN2, f8, OUT2), nogil=True)
 def dsyrk(uplo: int, trans: int, alpha: float, A: np.ndarray, beta: float, C: np.ndarray):
     """C ← α A Aᵀ + β C (``NO_TRANS``) or α Aᵀ A + β C (``TRANS``), on C's ``uplo`` triangle."""
     n = C.shape[0]
@@ -115,7 +116,7 @@ def dsyrk(uplo: int, trans: int, alpha: float, A: np.ndarray, beta: float, C: np
     )  # fmt: skip
 
 
-@numba.njit(void(u1, u1, u1, f8, IN2, OUT2), nogil=True, cache=True)
+@njit(void(u1, u1, u1, f8, IN2, OUT2), nogil=True)
 def dtrmm(side: int, uplo: int, transa: int, alpha: float, A: np.ndarray, B: np.ndarray):
     """B ← α op(A) B (side ``LEFT``) or α B op(A) (``RIGHT``), A triangular (non-unit diagonal)."""
     m, n = B.shape
@@ -128,7 +129,7 @@ def dtrmm(side: int, uplo: int, transa: int, alpha: float, A: np.ndarray, B: np.
     )  # fmt: skip
 
 
-@numba.njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True, cache=True)
+@njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True)
 def dgemv(trans: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y: np.ndarray):
     """y ← α op(A) x + β y (x and y contiguous)."""
     m, n = A.shape
@@ -141,7 +142,7 @@ def dgemv(trans: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y
     )  # fmt: skip
 
 
-@numba.njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True, cache=True)
+@njit(void(u1, f8, IN2, IN1, f8, OUT1), nogil=True)
 def dsymv(uplo: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y: np.ndarray):
     """y ← α A x + β y, A symmetric, its ``uplo`` triangle read (x and y contiguous)."""
     flags = _chars(uplo)
@@ -153,7 +154,7 @@ def dsymv(uplo: int, alpha: float, A: np.ndarray, x: np.ndarray, beta: float, y:
     )  # fmt: skip
 
 
-@numba.njit(void(u1, f8, IN1, OUT2), nogil=True, cache=True)
+@njit(void(u1, f8, IN1, OUT2), nogil=True)
 def dsyr(uplo: int, alpha: float, x: np.ndarray, A: np.ndarray):
     """A ← α x xᵀ + A on A's ``uplo`` triangle (x contiguous)."""
     flags = _chars(uplo)
@@ -162,7 +163,7 @@ def dsyr(uplo: int, alpha: float, x: np.ndarray, A: np.ndarray):
     _dsyr(flags.ctypes, dims[0:].ctypes, scal.ctypes, x.ctypes, dims[2:].ctypes, A.ctypes, dims[1:].ctypes)
 
 
-@numba.njit(void(u1, u1, IN2, OUT1), nogil=True, cache=True)
+@njit(void(u1, u1, IN2, OUT1), nogil=True)
 def dtrmv(uplo: int, trans: int, A: np.ndarray, x: np.ndarray):
     """x ← op(A) x, A triangular (non-unit diagonal; x contiguous)."""
     flags = _chars(uplo, trans, _NON_UNIT)
@@ -173,7 +174,7 @@ def dtrmv(uplo: int, trans: int, A: np.ndarray, x: np.ndarray):
     )  # fmt: skip
 
 
-@numba.njit(i4(u1, OUT2), nogil=True, cache=True)
+@njit(i4(u1, OUT2), nogil=True)
 def dpotrf(uplo: int, A: np.ndarray) -> int:
     """Cholesky factor of A in its ``uplo`` triangle (the other is left as it was); LAPACK's info."""
     flags = _chars(uplo)
@@ -182,7 +183,7 @@ def dpotrf(uplo: int, A: np.ndarray) -> int:
     return dims[2]
 
 
-@numba.njit(i4(u1, OUT2), nogil=True, cache=True)
+@njit(i4(u1, OUT2), nogil=True)
 def dtrtri(uplo: int, A: np.ndarray) -> int:
     """Inverse of the triangular A (non-unit diagonal) in place; LAPACK's info."""
     flags = _chars(uplo, _NON_UNIT)

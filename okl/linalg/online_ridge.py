@@ -40,10 +40,10 @@ wrappers, bit for bit.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from scipy.linalg import blas
 
+from okl.jit import njit
 from okl.linalg import nogil_blas as nb
 from okl.linalg.innovations import forward
 from okl.warmup import warm
@@ -158,7 +158,7 @@ class OnlineRidge:
         return pred
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def predict_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, awv: bool, v: np.ndarray) -> tuple[float, float]:
     """Algorithm 1's prediction at φ, compiled for code that plays one round: v ← Pφ (kept for
     :func:`update_one`), h = φᵀv; returns (ŷ, h), ŷ = vᵀb, divided by 1 + h for AWV."""
@@ -172,7 +172,7 @@ def predict_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, awv: bool, v: np.
     return (ridge / (1.0 + h) if awv else ridge), h
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def update_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, v: np.ndarray, h: float, y: float) -> None:
     """Algorithm 1's update in place from :func:`predict_one`'s v and h: P ← P − v vᵀ/(1 + h), b ← b + y φ."""
     if len(phi):
@@ -181,7 +181,7 @@ def update_one(P: np.ndarray, b: np.ndarray, phi: np.ndarray, v: np.ndarray, h: 
         b[i] += y * phi[i]
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _block(P: np.ndarray, b: np.ndarray, Phi_t: np.ndarray, y: np.ndarray, awv: bool, pred: np.ndarray) -> int:
     """One block (the module's docstring) in place on P and b, predictions into ``pred``; without the
     GIL, so a second thread runs meanwhile. Returns dpotrf's info (0: done)."""

@@ -8,14 +8,14 @@ O(m²) forward substitution and no reallocation.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from okl import system
+from okl.jit import njit
 from okl.warmup import warm
 
 
-@numba.njit(cache=True)
+@njit
 def forward(L: np.ndarray, m: int, b: np.ndarray) -> np.ndarray:
     """x = L[:m, :m]⁻¹ b (forward substitution on the rows of a row-major factor)."""
     x = np.empty(m)
@@ -27,7 +27,7 @@ def forward(L: np.ndarray, m: int, b: np.ndarray) -> np.ndarray:
     return x
 
 
-@numba.njit(cache=True)
+@njit
 def backward_t(L: np.ndarray, m: int, b: np.ndarray) -> np.ndarray:
     """x = L[:m, :m]⁻ᵀ b (back substitution with the transpose)."""
     x = b[:m].copy()

@@ -37,9 +37,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import TRAINING, derivative, multiclass_loss, training_value
@@ -176,14 +176,14 @@ class BSGD(KernelExpansion):
         self._drop(n)
 
 
-@numba.njit(cache=True)
+@njit
 def _merged_norm2(k: float, wm: float, wn: float, cross: float, h: float) -> float:
     """||α_z||² = wm k^{2(1−h)²} + wn k^{2h²} + 2 cross k^{(1−h)² + h²} of the merge at h."""
     a, b = k ** ((1.0 - h) ** 2), k ** (h * h)
     return wm * a * a + wn * b * b + 2.0 * cross * a * b
 
 
-@numba.njit(cache=True)
+@njit
 def _best_merge(k: np.ndarray, wm: float, wn: np.ndarray, cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate n: the h ∈ [0, 1] maximising ||α_z||² (30 golden-section steps) and that maximum."""
     h, best = np.empty(len(k)), np.empty(len(k))

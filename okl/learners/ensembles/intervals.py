@@ -43,9 +43,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.learners.base import BlockLearner, Learner
 from okl.learners.ensembles.weights import normalised
 from okl.validation import positive
@@ -156,7 +156,7 @@ class IntervalEnsemble(BlockLearner):
         return sum(instance.model_size for instance in self.instances.values())
 
 
-@numba.njit(cache=True)
+@njit
 def _mix(F, y, t0, log_h, eta, out):
     """Eqs. (23)–(25) for rounds t0 + 1, ...: out[b] = f_t, then the weights h for round t + 1."""
     for b in range(F.shape[0]):

@@ -35,11 +35,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures, embed
+from okl.jit import njit
 from okl.learners.base import register
 from okl.learners.ensembles.intervals import LEVELS, AdaptiveParams, IntervalEnsemble, bit_lengths
 from okl.learners.ensembles.weights import normalised
@@ -109,7 +109,7 @@ class _AdaRakerCode(AdaRakerCode, AdaRaker):
     """``adaraker`` with ``variant=code``."""
 
 
-@numba.njit(cache=True, fastmath=True)
+@njit(fastmath=True)
 def _play(Z, y, t0, theta, log_w, eta, lam, F):
     """Rounds t0 + 1, ...: each level j >= 1 with 2^j <= t restarts when 2^j divides t, predicts
     f^(I) = Σ_p w̄_p θ_pᵀz_p (eq. (13)) into F, then updates (14) and (16) with η^(I)."""

@@ -52,11 +52,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
-import numba
 import numpy as np
 
 from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures, embed
+from okl.jit import njit
 from okl.learners.base import BlockLearner, Learner
 from okl.learners.ensembles.intervals import LEVELS, bit_lengths
 from okl.seeding import rng
@@ -183,7 +183,7 @@ def active_levels(t: int) -> int:
     return max(t - 1, 1).bit_length()
 
 
-@numba.njit(cache=True)
+@njit
 def _raker_round(z, y, w, theta, eta, lam):
     """One round of the code's Raker instance on features z (P × 2D): returns ŷ, updates w and θ."""
     P, dim = w.shape
@@ -206,7 +206,7 @@ def _raker_round(z, y, w, theta, eta, lam):
     return num / den
 
 
-@numba.njit(cache=True)
+@njit
 def _ratio_update(err, weights, base, tiny, n):
     """weights[k] ← weights[k] · base^((e_k − m + tiny)/(r + tiny)) + tiny for k < n: the code's rule."""
     top, low = err[:n].max(), err[:n].min()
@@ -215,13 +215,13 @@ def _ratio_update(err, weights, base, tiny, n):
         weights[k] = weights[k] * base ** ((err[k] - mid + tiny) / (half + tiny)) + tiny
 
 
-@numba.njit(cache=True)
+@njit
 def _instance_rounds(Z, y, w, theta, eta, lam, out):
     for b in range(Z.shape[0]):
         out[b] = _raker_round(Z[b], y[b], w, theta, eta, lam)
 
 
-@numba.njit(cache=True)
+@njit
 def _levels_rounds(Z, y, t0, w, theta, a, eta, lam, out):
     """Rounds t0 + 1, ...: restart the level weights, play the active levels, mix, update the weights."""
     err = np.empty(a.shape[0])

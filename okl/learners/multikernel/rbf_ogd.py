@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from okl.jit import njit
 from okl.kernels import squared_distance
 from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
@@ -122,7 +122,7 @@ class RBFOGD(BlockLearner):
         return self.count
 
 
-@numba.njit(cache=True)
+@njit
 def _value(x, S, alpha, count, inv2s2):
     s = 0.0
     for j in range(count):
@@ -130,14 +130,14 @@ def _value(x, S, alpha, count, inv2s2):
     return s
 
 
-@numba.njit(cache=True)
+@njit
 def _predict(X, S, alpha, sigma, out):
     inv2s2 = 0.5 / (sigma * sigma)
     for b in range(X.shape[0]):
         out[b] = _value(X[b], S, alpha, len(alpha), inv2s2)
 
 
-@numba.njit(cache=True)
+@njit
 def _play(X, y, S, alpha, count, head, limit, sigma, eta, lam, loss, out):
     """Rounds in order: predict, shrink by 1 − η_t λ, add x_t with α_t = −η_t ℓ'(ŷ_t, y_t) (η_t = ``eta[b]``;
     replacing the oldest vector once ``limit`` are kept). Returns (count, head)."""

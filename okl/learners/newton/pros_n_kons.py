@@ -55,11 +55,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numba
 import numpy as np
 
 from okl.dictionary.kors import KORS, decide_one
 from okl.dictionary.nystrom import NystromMap, embed_one
+from okl.jit import njit
 from okl.kernels import Kernel, kernel_row
 from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.losses import TRAINING, curvature, derivative, excess
@@ -221,7 +221,7 @@ class ProsNKons(KORSLearner, BlockLearner):
         return self.map.dim
 
 
-@numba.njit(cache=True)
+@njit
 def _ons(F, y, w, P, omega, loss, C, eta, free_first, out):
     """ONS rounds with fixed embedding; w, P (Ã⁻¹, full) and omega are updated in place."""
     v = np.empty(F.shape[1])
@@ -230,7 +230,7 @@ def _ons(F, y, w, P, omega, loss, C, eta, free_first, out):
         out[t] = _ons_step(F[t], v, h_val, y_bar, y[t], w, P, omega, loss, C, eta, free_first and t == 0)
 
 
-@numba.njit(cache=True)
+@njit
 def _look(phi, P, w, v):
     """v ← Ã⁻¹φ̃ (into v); returns (φ̃ᵀÃ⁻¹φ̃, φ̃ᵀυ)."""
     h_val, y_bar = 0.0, 0.0
@@ -244,7 +244,7 @@ def _look(phi, P, w, v):
     return h_val, y_bar
 
 
-@numba.njit(cache=True)
+@njit
 def _ons_step(phi, v, h_val, y_bar, y, w, P, omega, loss, C, eta, free):
     """One ONS round (Figure 1, lines 12-17) from :func:`_look`'s v, h and φ̃ᵀυ, in place; returns ŷ (``free``: the
     first round after CON-KONS carried its state over, played without projection)."""
@@ -263,7 +263,7 @@ def _ons_step(phi, v, h_val, y_bar, y, w, P, omega, loss, C, eta, free):
     return y_hat
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, w, C, k, phi, v):
     """A round at x outside a restart, as one compiled call: φ̃(x) into phi (from k_Z(x), a copy of k(I, x) when the
     map holds every KORS point, ``shared``), v ← Ã⁻¹φ̃ and the prediction; then KORS's decision for x

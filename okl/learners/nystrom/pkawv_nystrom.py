@@ -56,12 +56,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numba
 import numpy as np
 
 from okl.dictionary.history import History
 from okl.dictionary.kors import KORS, decide_one
 from okl.dictionary.nystrom import TOL, NystromMap, embed_one
+from okl.jit import njit
 from okl.kernels import Kernel, kernel_row
 from okl.learners.base import BlockLearner, KORSLearner, register
 from okl.linalg.online_ridge import OnlineRidge, predict_one, update_one
@@ -294,7 +294,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         return self.map.dim
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True)
 def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, v):
     """KORS's decision for x as the coming round (:func:`~okl.dictionary.kors.decide_one` on w ← k(I, x),
     I = X), then φ̃(x) into phi (:func:`~okl.dictionary.nystrom.embed_one` on k_Z(x): a copy of k(I, x) when
