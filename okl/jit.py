@@ -36,7 +36,8 @@ def package_stamp(root: Path = ROOT) -> tuple:
     found = []
     for path in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
         if "from okl.jit import" in path.read_text(encoding="utf-8"):
-            found.append((str(path.relative_to(root)), path.stat().st_mtime_ns, path.stat().st_size))
+            stat = path.stat()
+            found.append((str(path.relative_to(root)), stat.st_mtime_ns, stat.st_size))
     return tuple(found)
 
 

@@ -40,6 +40,7 @@ caps the dictionary (B-KONS's J_max): once full, no point joins.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -139,6 +140,14 @@ class KORS:
         the room the budget leaves), for compiled code that plays one unscaled round."""
         u = self.coins.take(self.t, 1)[0]
         return self.L_inv, self.gamma, self.eps, self.beta, u, self.budget - self.size
+
+    @staticmethod
+    def one_stand_ins() -> Iterator[tuple[int, np.ndarray, tuple]]:
+        """For the warm-ups of compiled code that takes :meth:`one`: for each layout a run's L⁻¹ has (a first
+        round's 1×1, which numpy calls C-ordered, then Fortran-ordered ones), its size n, an n×n identity of that
+        layout and a stand-in of ``one()`` holding it."""
+        for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):
+            yield n, square, (square, 1.0, 0.5, 1.0, np.float64(1.0), 1)
 
     def skip(self, p: float) -> None:
         """Record the coming round as :func:`decide_one` decided it: not joining, with probability p̃ = ``p``."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from okl.jit import njit
 from okl.losses import derivative
+from okl.warmup import warm
 
 
 @njit(fastmath=True)
@@ -43,3 +44,9 @@ def ogd_block(
         if step != 0.0:
             for j in range(z.size):
                 w[j] += step * z[j]
+
+
+def warm_ogd(loss: int) -> None:
+    """Compile (or load) :func:`ogd_block` for the training loss ``loss`` now, not inside timed rounds
+    (:func:`okl.warmup.warm`)."""
+    warm(ogd_block, np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros(1), 0.0, loss, np.empty(1))

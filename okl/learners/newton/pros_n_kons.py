@@ -121,8 +121,8 @@ class ProsNKons(KORSLearner, BlockLearner):
         self._kernel = kernel.compiled
         empty = np.zeros(0)
         warm(_ons, np.zeros((1, 0)), np.zeros(1), empty, np.zeros((0, 0)), empty, 0, 1.0, 0.0, False, np.empty(1))
-        for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):  # a run's layouts: 1×1 is C, R⁻¹ later F
-            point, kors = np.zeros((n, d)), (square, 1.0, 0.5, 1.0, np.float64(1.0), 1)
+        for n, square, kors in KORS.one_stand_ins():  # a run's layouts: 1×1 is C, R⁻¹ later F
+            point = np.zeros((n, d))
             one = point[0], *self._kernel, point, point, True, kors, square, np.eye(n), *np.zeros((1, n)), 1.0
             warm(_peek_one, *one, *np.zeros((3, n)))  # compile (or load) it now, not inside timed rounds
 

@@ -33,11 +33,10 @@ import numpy as np
 from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
-from okl.learners.ogd import ogd_block
+from okl.learners.ogd import ogd_block, warm_ogd
 from okl.losses import TRAINING
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, one_of, positive
-from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class NOGD(BlockLearner):
         self.w = np.zeros(0)
         self.t = 0
         self._loss = TRAINING[p.loss]
-        warm(ogd_block, np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros(1), 0.0, self._loss, np.empty(1))  # now
+        warm_ogd(self._loss)
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out, dims = np.empty(len(y)), np.empty(len(y), dtype=np.int64)

@@ -112,8 +112,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         (loading it took the first rounds of a run 60 ms; compiling it on a new machine, 1.4 s). A run's first
         rounds have 1×1 matrices, which numpy calls C-ordered, the later ones Fortran-ordered ones."""
         x = np.zeros(self.d)
-        for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):
-            kors = square, 1.0, 0.5, 1.0, np.float64(1.0), 1
+        for n, square, kors in KORS.one_stand_ins():
             _peek_one(x, *self._kernel, np.zeros((n, self.d)), np.zeros((n, self.d)), True, kors, square, square,
                       np.zeros(n), self.awv, np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
             update_one(square, np.zeros(n), np.zeros(n), np.zeros(n), 0.0, 0.0)

@@ -37,11 +37,10 @@ import numpy as np
 
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
-from okl.learners.ogd import ogd_block
+from okl.learners.ogd import ogd_block, warm_ogd
 from okl.losses import TRAINING, derivative
 from okl.params import GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
-from okl.warmup import warm
 
 
 @dataclass(frozen=True)
@@ -88,8 +87,7 @@ class FOGD(Learner):
         self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed, orthogonal=p.orthogonal)
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
-        dim = self.features.dim  # compile (or load) the kernel now, not inside timed rounds:
-        warm(ogd_block, np.zeros((1, dim)), np.zeros(1), np.zeros(dim), np.zeros(1), 0.0, self._loss, np.empty(1))
+        warm_ogd(self._loss)
 
     def predict_one(self, x: np.ndarray) -> float:
         return float(self.features.transform(x)[0] @ self.w)
