@@ -216,7 +216,8 @@ def test_history_gives_every_past_round_the_new_coordinates_and_their_statistics
 
 @pytest.mark.parametrize(("rows", "kind"), [(7, "gaussian"), (4096, "gaussian"), (4096, "linear")])
 def test_history_rounds_kept_one_at_a_time_and_points_added_one_at_a_time_match_the_formula(monkeypatch, rows, kind):
-    """The per-round paths of the history: rounds recorded by append_one (staged, then written into their block:
+    """The per-round paths of the history: rounds recorded by append_one or as blocks of one round (staged, then
+    written into their block:
     at a block's end, when the dimension grows, before a pass, in a snapshot) and points added one by one (the
     compiled pass of k = 1, by chunks of rounds: 1,300 rounds in one block are three chunks) give the embedding
     of every past round by the grown map and Φᵀψ, ψᵀψ, ψᵀy; a one-point pass that only looks (a prediction)
@@ -232,8 +233,11 @@ def test_history_rounds_kept_one_at_a_time_and_points_added_one_at_a_time_match_
     past.append(X[:3], y[:3], nmap.transform(X[:3]))
     n = 3
     for size in (0, 200, 1, 97, 1000):  # rounds one at a time, then a point added alone
-        for t in range(n, n + size):
-            past.append_one(X[t], y[t], nmap.transform(X[t : t + 1])[0])
+        for t in range(n, n + size):  # every 7th as a block of one round (staged too), between staged rounds
+            if t % 7:
+                past.append_one(X[t], y[t], nmap.transform(X[t : t + 1])[0])
+            else:
+                past.append(X[t : t + 1], y[t : t + 1], nmap.transform(X[t : t + 1]))
         n += size
         z = X[n - 1] * 0.5 + 0.3
         m0 = nmap.dim

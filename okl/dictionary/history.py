@@ -55,6 +55,8 @@ class History:
         self._last: tuple | None = None
         self._stage = np.zeros((STAGE, 0))  # features of the last ``_staged`` rounds, not yet in their block
         self._staged = 0
+        self._room = 0  # rounds the stage takes before the next flush (0: nothing staged yet, or just flushed)
+        self._rows: tuple = ()  # (X, y, first row) of the block the staged rounds go to
         # compile (or load) the one-round code now, not inside timed rounds (its first call took ~50 ms)
         one, none = np.zeros((1, d)), np.zeros(0)
         warm(_record_one, one, np.zeros(1), np.zeros((STAGE, 0)), 0, 0, one[0], 0.0, none)
@@ -70,6 +72,7 @@ class History:
             i, r = divmod(self.n - self._staged, ROWS)
             self.blocks[i][2][: self.m, r : r + self._staged] = self._stage[: self._staged].T
             self._staged = 0
+        self._room = 0
 
     def _require(self, nbytes: int, rows: int, cols: int) -> None:
         system.require_memory(
@@ -81,17 +84,25 @@ class History:
     def _capacity(self, cols: int) -> int:
         return max(64, 2 * cols)
 
+    def _block(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Block i, allocated when it is the next one."""
+        if i == len(self.blocks):
+            self._require(8 * ROWS * (self.m + self.d + 1), self.n + ROWS, self.m)
+            self.blocks.append((np.zeros((ROWS, self.d)), np.zeros(ROWS), np.zeros((self._capacity(self.m), ROWS))))
+        return self.blocks[i]
+
     def append(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
-        """Record rounds: inputs, labels and their features in the current embedding (B×m)."""
+        """Record rounds: inputs, labels and their features in the current embedding (B×m). One round is staged
+        (:meth:`append_one`): a block of one round (a point joining when rounds are played alone) wrote its m
+        features into m rows of Φᵀ, 0.5 ms a round (measured on casp, m = 169)."""
+        if len(y) == 1:
+            self.append_one(X[0], y[0], F[0])
+            return
         self._flush()
         done = 0
         while done < len(y):
             i, r = divmod(self.n, ROWS)
-            if i == len(self.blocks):
-                cap = self._capacity(self.m)
-                self._require(8 * ROWS * (self.m + self.d + 1), self.n + ROWS, self.m)
-                self.blocks.append((np.zeros((ROWS, self.d)), np.zeros(ROWS), np.zeros((cap, ROWS))))
-            Xb, yb, Pb = self.blocks[i]
+            Xb, yb, Pb = self._block(i)
             take = min(ROWS - r, len(y) - done)
             Xb[r : r + take], yb[r : r + take] = X[done : done + take], y[done : done + take]
             Pb[: self.m, r : r + take] = F[done : done + take].T
@@ -99,20 +110,20 @@ class History:
             self.n += take
 
     def append_one(self, x: np.ndarray, y: float, phi: np.ndarray) -> None:
-        """Record one round (the per-round path of :meth:`append`)."""
-        i, r = divmod(self.n, ROWS)
-        if i == len(self.blocks):
-            self.append(x[None, :], np.array([y]), phi[None, :])
-            return
-        if self._stage.shape[1] != self.m:
+        """Record one round (the per-round path of :meth:`append`): staged, so that most rounds are one compiled
+        call; the stage is flushed when full, at the end of a block, and before anything reads the blocks."""
+        j = self._staged
+        if j == self._room:  # the stage is full, or was flushed: start the next one
             self._flush()
-            self._stage = np.zeros((STAGE, self.m))
-        Xb, yb, _ = self.blocks[i]
-        _record_one(Xb, yb, self._stage, r, self._staged, x, y, phi)
+            i, r = divmod(self.n, ROWS)
+            Xb, yb, _ = self._block(i)
+            if self._stage.shape[1] != self.m:
+                self._stage = np.zeros((STAGE, self.m))
+            self._rows, self._room, j = (Xb, yb, r), min(STAGE, ROWS - r), 0
+        Xb, yb, r = self._rows
+        _record_one(Xb, yb, self._stage, r + j, j, x, y, phi)
         self.n += 1
-        self._staged += 1
-        if self._staged == STAGE or r == ROWS - 1:
-            self._flush()
+        self._staged = j + 1
 
     def add_coordinates(
         self, kernel: Kernel, Z: np.ndarray, L: np.ndarray, T_inv: np.ndarray

@@ -102,7 +102,6 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self.ridge = OnlineRidge(0, p.lam, awv=self.awv)
         self.history = History(d, self.name)
         self._pending: tuple | None = None  # the last _one: ((x's bytes, round), its result)
-        self._sizes: tuple = (None, {})  # the last one-round diagnostics, by (model size, dictionary size)
         self._buffers: tuple = (None,)  # (sizes, w, φ̃, v) of _one
         self._kernel = kernel.compiled
         warm(self._load_one)
@@ -159,14 +158,8 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.kors.skip(p)
         self.history.append_one(x, y, phi)
-        self._recorded_one()
-
-    def _recorded_one(self) -> None:
-        """The diagnostics of a round played alone that added no point (arrays reused while the sizes stay)."""
-        sizes = (self.map.dim, self.kors.size)
-        if self._sizes[0] != sizes:
-            self._sizes = sizes, {key: np.array([size]) for key, size in zip(SIZES, sizes, strict=True)}
-        self.recorded = self._sizes[1]
+        # ``recorded`` stays: the sizes it ends with (the last block's, or a block of one that added a point)
+        # are this round's, since a round that adds no point changes neither size
 
     def _one(self, x: np.ndarray) -> tuple | None:
         """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
