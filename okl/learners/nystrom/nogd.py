@@ -9,8 +9,17 @@ embedding is fixed and
 
     ŷ_t = w_tᵀ φ̃(x_t),     w_{t+1} = w_t − η ℓ'(ŷ_t, y_t) φ̃(x_t),     w_1 = 0.
 
-Choices: landmarks are the first J rounds (no rank truncation of K_JJ); η constant, ``null`` gives
-1/√n as FOGD in the PKAWV experiments.
+Choices: landmarks are the first J rounds and the embedding keeps every direction of K_JJ; η constant,
+``null`` gives 1/√n as FOGD in the PKAWV experiments.
+
+Lu et al.'s released regression code (``regression/NysGD.m``, the source of pros_n_kons_calandriello2017
+Table 1's NOGD rows) differs in two ways, both options here: a dead zone ``epsilon`` (a round steps only when
+|ŷ − y| > ε, ε = 0.1 there), so the landmarks are the first J rounds that step; and ``rank``: at the first round
+that steps after the J-th landmark, the embedding becomes the top-k eigen-directions of K_JJ = VΛVᵀ,
+ψ(x) = Λ_k^{-1/2} V_kᵀ k_J(x) (k = 0.2 J = 6 there), the model f = αᵀk_J carried over as w = Λ_k^{1/2} V_kᵀ α
+(the projection of α on those directions, their ``w = α pinv(MM)``), and that round's step taken in the new
+embedding with the residual of the full model's prediction. Their step η_L on δ = y − ŷ is η = η_L / 2 here
+(ℓ' = 2(ŷ − y)). A test checks a port of their code round by round.
 
 Example: Gradient descent in the embedding of the first J points:
 
@@ -26,7 +35,7 @@ Example: Gradient descent in the embedding of the first J points:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,18 +43,21 @@ from okl.dictionary.nystrom import NystromMap
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.ogd import ogd_block, warm_ogd
-from okl.losses import TRAINING
-from okl.params import GaussianParams
+from okl.losses import TRAINING, derivative
+from okl.params import DeadZoneParams, GaussianParams
 from okl.validation import integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
-class NOGDParams(GaussianParams):
-    """J: landmarks (the first J inputs); sigma: bandwidth; eta: step (None: 1/√n, or 1/√t without n); loss."""
+class NOGDParams(GaussianParams, DeadZoneParams):
+    """J: landmarks (the first J rounds that step); sigma: bandwidth; eta: step (None: 1/√n, or 1/√t without n);
+    loss; epsilon: the dead zone (:class:`~okl.params.DeadZoneParams`); rank: the eigen-directions of K_JJ the
+    embedding keeps once the landmarks are in (None: all; see the module)."""
 
     J: int = 30
     eta: float | None = None
     loss: str = "square"
+    rank: int | None = field(default=None, metadata={"added": True})  # in a run's identity only when set
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -53,6 +65,8 @@ class NOGDParams(GaussianParams):
         if self.eta is not None:
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
+        if self.rank is not None:
+            integer_at_least("rank", self.rank, 1)
 
 
 @register("nogd")
@@ -67,30 +81,63 @@ class NOGD(BlockLearner):
         self.eta = self.step_size(p.eta)
         self.map = NystromMap(d, Kernel("gaussian", p.sigma))
         self.w = np.zeros(0)
-        self.t = 0
+        self.stepped = 0  # landmark rounds so far: the rounds that stepped while fewer than J had (all when ε = 0)
+        self.top: np.ndarray | None = None  # Λ_k^{-1/2} V_kᵀ once the embedding keeps the top k directions
         self._loss = TRAINING[p.loss]
         warm_ogd(self._loss)
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        p = self.params
         out, dims = np.empty(len(y)), np.empty(len(y), dtype=np.int64)
         a = 0
         while a < len(y):
-            if self.t < self.params.J:  # a landmark round: the embedding grows by x_t first
-                if self.map.add(X[a]) is not None:
-                    self.w = np.append(self.w, 0.0)
-                b = a + 1
+            b = a + 1
+            if self.stepped < p.J:
+                self._landmark(X[a], y[a:b], out[a:b])
+            elif self.top is None and p.rank is not None and p.rank < self.map.dim:
+                self._switch(X[a], y[a], out[a:b])
             else:
                 b = len(y)
-            ogd_block(self.map.transform(X[a:b]), y[a:b], self.w, self.eta.next(b - a), 0.0, self._loss, out[a:b])
+                ogd_block(self._features(X[a:b]), y[a:b], self.w, self.eta.next(b - a), 0.0, self._loss, p.epsilon,
+                          out[a:b])  # fmt: skip
             dims[a:b] = self.map.dim
-            self.t += b - a
             a = b
         self.recorded = {"model_size": dims}
         return out
 
+    def _landmark(self, x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        """A round while fewer than J rounds have stepped: if it steps, x_t joins the landmarks first (its own
+        coordinate has no weight yet, so the prediction is the same) and the step is kernel gradient descent."""
+        eps, eta = self.params.epsilon, self.eta.next(1)
+        if eps:
+            out[0] = self._features(x[None, :])[0] @ self.w
+            if abs(out[0] - y[0]) <= eps:
+                return
+        if self.map.add(x) is not None:
+            self.w = np.append(self.w, 0.0)
+        ogd_block(self.map.transform(x[None, :]), y, self.w, eta, 0.0, self._loss, 0.0, out)
+        self.stepped += 1
+
+    def _switch(self, x: np.ndarray, y: float, out: np.ndarray) -> None:
+        """A round after the J-th landmark, before the embedding keeps its top ``rank`` directions: predicted by
+        the full model; if it steps, the embedding and the model switch (see the module), then the step."""
+        eps, (eta,) = self.params.epsilon, self.eta.next(1)
+        out[0] = y_hat = self._features(x[None, :])[0] @ self.w
+        if eps and abs(y_hat - y) <= eps:
+            return
+        values, vectors = np.linalg.eigh(self.map.kernel(self.map.Z, self.map.Z))
+        values, vectors = values[::-1][: self.params.rank], vectors[:, ::-1][:, : self.params.rank]
+        alpha = self.map.R_inv.T @ self.w  # f = wᵀR⁻¹k_J = αᵀk_J
+        self.top = vectors.T / np.sqrt(values)[:, None]
+        self.w = np.sqrt(values) * (vectors.T @ alpha)
+        self.w -= eta * derivative(self._loss, y_hat, y) * self._features(x[None, :])[0]
+
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """The embedding of the rows of X: φ̃ (:class:`NystromMap`), or ψ once the top directions are kept."""
+        return self.map.transform(X) if self.top is None else self.map.kernel(X, self.map.Z) @ self.top.T
+
     def predict_one(self, x: np.ndarray) -> float:
-        phi = self.map.transform(x)[0]
-        return float(phi @ self.w)  # a landmark's own coordinate has weight 0 when it is predicted
+        return float(self._features(x[None, :])[0] @ self.w)  # a landmark's own coordinate has weight 0 then
 
     @property
     def model_size(self) -> int:

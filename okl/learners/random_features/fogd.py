@@ -16,6 +16,9 @@ Choices (the papers leave them open):
 - Loss: ``square`` (ℓ = (ŷ - y)², the evaluation loss, also on ±1 labels as in the PKAWV
   experiments), ``hinge`` or ``logistic`` (Lu et al.'s classification losses); see
   :mod:`okl.losses`.
+- Dead zone ``epsilon``: no step at a round whose |ŷ − y| ≤ ε (0: none). Lu et al.'s released regression
+  code (``regression/FouGD.m``: w ← w + η_L δ z on unnormalised features, δ = y − ŷ, when |δ| > 0.1) is this
+  learner with η = η_L D / 2 and ε = 0.1 (a test checks a port of it round by round).
 
 Example: Gradient descent on D random Fourier frequencies (2D features):
 
@@ -39,15 +42,16 @@ from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block, warm_ogd
 from okl.losses import TRAINING, derivative
-from okl.params import GaussianParams
+from okl.params import DeadZoneParams, GaussianParams
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
 
 @dataclass(frozen=True)
-class FOGDParams(GaussianParams):
+class FOGDParams(GaussianParams, DeadZoneParams):
     """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n, or 1/√t without n); loss; seed;
     orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows;
-    lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none)."""
+    lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none);
+    epsilon: no step at a round whose |ŷ − y| ≤ ε (:class:`~okl.params.DeadZoneParams`)."""
 
     D: int = 1000
     eta: float | None = None
@@ -95,7 +99,10 @@ class FOGD(Learner):
     def learn_one(self, x: np.ndarray, y: float) -> None:
         z = self.features.transform(x)[0]
         (eta,) = self.eta.next(1)
-        step = eta * derivative(self._loss, float(z @ self.w), y)
+        y_hat = float(z @ self.w)
+        if self.params.epsilon and abs(y_hat - y) <= self.params.epsilon:
+            return
+        step = eta * derivative(self._loss, y_hat, y)
         keep = 1.0 - eta * self.params.lam  # the weight decay of the ridge term
         if keep != 1.0:
             self.w *= keep
@@ -103,7 +110,8 @@ class FOGD(Learner):
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(len(y))
-        ogd_block(self.features.transform(X), y, self.w, self.eta.next(len(y)), self.params.lam, self._loss, out)
+        p = self.params
+        ogd_block(self.features.transform(X), y, self.w, self.eta.next(len(y)), p.lam, self._loss, p.epsilon, out)
         return out
 
     @property
