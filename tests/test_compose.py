@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
 from hydra_plugins import okl_sweeper
-from okl.compose import Composer, kept_folder
+from okl.compose import Composer, _without_hydra, kept_folder
+from okl.defaults_tree import OwnComposer
+from okl.reproduce import sweep
 
 JOBS = [
     [],
@@ -26,7 +31,12 @@ JOBS = [
     ["experiment=pros_n_kons_table1", "seed=1"],
     ["+arm/pkawv=fogd", "dataset=synthetic"],  # an arm is a config group
     ["learner={name: fogd}"],  # a dict value is a value, even for a group's key
+    ["+arm/pkawv=fogd", "+arm/awv=kernel_awv"],  # two arms overriding the learner: the first wins
+    ["~comparator"],  # a deleted group: Hydra composes it (okl.defaults_tree leaves deletions to Hydra)
+    ["hydra.job.chdir=true", "seed=1"],  # a hydra override: Hydra composes it
+    ["+arm/pkawv=[fogd,krr]"],  # an options list: Hydra composes it
 ]
+PRESETS = sorted(p.stem for p in Path(__file__).parents[1].joinpath("conf", "experiment").glob("*.yaml"))
 
 
 @pytest.fixture
@@ -35,8 +45,27 @@ def hydra_context():
         yield GlobalHydra.instance().config_loader()
 
 
+def _nodes(cfg, path=""):
+    """Every node of ``cfg``: its path, class, flags, types and value (a container's: its keys, in order)."""
+    meta = cfg._metadata
+    types = (meta.ref_type, meta.optional, getattr(meta, "object_type", None), getattr(meta, "key_type", None))
+    children = isinstance(cfg, DictConfig | ListConfig) and not (cfg._is_none() or cfg._is_interpolation())
+    yield (
+        path,
+        type(cfg).__name__,
+        meta.flags,
+        types,
+        getattr(meta, "element_type", None),
+        cfg._value() if not children else None,
+    )
+    if children and not cfg._is_missing():
+        for key in cfg.keys() if isinstance(cfg, DictConfig) else range(len(cfg)):
+            yield from _nodes(cfg._get_node(key), f"{path}.{key}")
+
+
 def _same(a, b) -> None:
     assert OmegaConf.to_yaml(a) == OmegaConf.to_yaml(b)
+    assert list(_nodes(a)) == list(_nodes(b))
     assert a._get_flag("struct") == b._get_flag("struct")
     if "hydra" in a:
         assert a.hydra._get_flag("readonly") == b.hydra._get_flag("readonly")
@@ -64,7 +93,18 @@ def test_jobs_do_not_share_state(hydra_context):
     assert composer.compose(["seed=2"]).learner.name == compose("config").learner.name
 
 
-@pytest.mark.parametrize("job", [["learner.no_such_key=1"], ["+seed=1"], ["~no_such_key"]])
+@pytest.mark.parametrize(
+    "job",
+    [
+        ["learner.no_such_key=1"],
+        ["+seed=1"],
+        ["~no_such_key"],
+        ["learner=no_such_learner"],
+        ["experiment=pros_n_kons_table1", "dataset=no_such_dataset"],
+        ["experiment=pros_n_kons_table1", "arm/pros_n_kons=no_such_arm"],
+        ["experiment=pros_n_kons_table1", "+learner=fogd"],
+    ],
+)
 def test_errors_are_hydras(hydra_context, job):
     with pytest.raises(ConfigCompositionException) as ours:
         Composer(hydra_context).compose(job)
@@ -94,11 +134,11 @@ def test_okl_run_sweeps_through_the_composer(hydra_context):
 
 
 def _counting(composer: Composer, monkeypatch) -> list:
+    """The compositions ``composer`` makes from now on: okl's own (okl.defaults_tree) and Hydra's."""
     calls = []
-    original = type(composer._files()).load_configuration
-    monkeypatch.setattr(
-        type(composer._files()), "load_configuration", lambda self, *a, **k: calls.append(a) or original(self, *a, **k)
-    )
+    for owner, name in ((type(composer._files()), "load_configuration"), (OwnComposer, "compose")):
+        original = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda self, *a, _f=original, **k: calls.append(a) or _f(self, *a, **k))
     return calls
 
 
@@ -220,3 +260,40 @@ def test_interpolations_parsed_once_resolve_as_omegaconf_resolves(monkeypatch):
     assert first == {**plain, "learner": {"sigma": 2.0, "n": 1}} and second["learner"]["n"] == 2
     assert plain["learner"]["n"] == 0 and sorted(parses) == sorted(set(parses))  # each string parsed once
     assert {"${sigma}", "${okl_test_count:}", "a${sigma}b"} <= set(parses)
+
+
+def test_every_structure_of_every_preset_is_composed_by_okl_as_hydra_composes_it(nothing_kept):
+    """okl's own defaults tree and merge (okl.defaults_tree) compose each distinct structure of every preset's sweep
+    (262 of them), node for node as Hydra's loader composes it (with the file cache :class:`Composer` shares;
+    ``test_compose_is_hydra_compose`` compares that loader with ``hydra.compose``)."""
+    combos = [combo for preset in PRESETS for combo in sweep.combinations(preset, [])]
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        composer = Composer(GlobalHydra.instance().config_loader())
+        own = OwnComposer(composer._files().shared_repo("config"))
+        structures = {}
+        for combo in combos:
+            parsed = composer._parse(combo)
+            structures[tuple(o.input_line for o in parsed if not composer._is_value(o))] = parsed
+        assert len(structures) > 250
+        _same_structures(composer, own, structures)
+
+
+def _same_structures(composer, own, structures) -> None:
+    for structure, parsed in structures.items():
+        ours = own.compose("config", [o for o in parsed if not composer._is_value(o)])
+        assert ours is not None, structure  # composed here, not left to Hydra
+        theirs = composer._files().load_configuration("config", list(structure), RunMode.RUN, from_shell=False)
+        _same(pickle.loads(ours), _without_hydra(theirs))
+
+
+def test_the_largest_presets_runs_are_hydras_resolved_values_included(nothing_kept):
+    """Each structure of ``pros_n_kons_table1`` with one of its runs' seeds: the config ``hydra.compose`` makes, and
+    the same values once resolved (the values a run's plan reads)."""
+    combos = {tuple(c[:-1]): c for c in sweep.combinations("pros_n_kons_table1", [])}
+    assert len(combos) == 52
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        composer = Composer(GlobalHydra.instance().config_loader())
+        for combo in combos.values():
+            ours, theirs = composer.compose(combo), compose("config", overrides=combo)
+            _same(ours, theirs)
+            assert OmegaConf.to_container(ours, resolve=True) == OmegaConf.to_container(theirs, resolve=True)
