@@ -8,17 +8,16 @@ same tree with Hydra's own pieces (its parse of each defaults list, its ``Overri
 without the ``hydra/*`` branch; it merges the configs' YAML as plain data, by OmegaConf's rules, then merges
 that once onto the structured schema they start from: 4 ms per structure, measured.
 
-It leaves to Hydra (returns None; the caller composes with Hydra, so errors and warnings stay Hydra's)
-anything outside the plain case: ``hydra.*`` overrides, deletions, option lists and interpolations in a
-defaults list, ``???`` choices and values, optional or absent configs, a config its schema validates by name,
-a structured config after a YAML one, a list merged with a mapping, a mapping merged onto an interpolation
-that may point at a node, a ``hydra`` node outside the primary config other than a preset's sweeper parameters
-(Hydra checks those when it reads them), and any error. What it returns
-is Hydra's config node for node (``tests/test_compose.py`` compares node classes, types, flags and values
-for every structure of every preset); the one difference is that a value a later config replaces is not
-validated against the schema (``M: abc`` then ``M: 3`` composes here, fails in Hydra). It relies on internals of
-hydra-core 1.3 (``defaults_list.Overrides``, ``_validate_self``, ``_update_overrides``, ``_has_config_content``),
-which that comparison pins.
+It leaves to Hydra (returns None; the caller composes with Hydra, so errors and warnings stay Hydra's) anything
+outside the plain case: ``hydra.*`` overrides, deletions, option lists and interpolations in a defaults list,
+``???`` choices and values, optional or absent configs, a config its schema validates by name, a structured config
+after a YAML one, a list merged with a mapping, a mapping merged onto an interpolation that may point at a node, a
+``hydra`` node outside the primary config other than a preset's sweeper parameters, and any error. It also reads a
+preset's sweeper parameters from the same merge, for Hydra's ``basic`` sweeper. What it returns is Hydra's config
+node for node (``tests/test_compose.py`` compares node classes, types, flags and values for every structure of every
+preset); the one difference is that a value a later config replaces is not validated against the schema (``M: abc``
+then ``M: 3`` composes here, fails in Hydra). It relies on internals of hydra-core 1.3 (``defaults_list.Overrides``,
+``_validate_self``, ``_update_overrides``, ``_has_config_content``), which that comparison pins.
 """
 
 from __future__ import annotations
@@ -55,12 +54,37 @@ class OwnComposer:
         """Hydra's app config for the config-group overrides ``structure`` (no value overrides), pickled, or
         None."""
         try:
-            return self._merge(self._defaults(config_name, structure))
+            return self._merge(self._defaults(config_name, structure)[0])
         except Exception:  # noqa: BLE001  (whatever it is, Hydra composes it and raises its own error)
             return None
 
-    def _defaults(self, config_name: str, structure: list[Override]) -> list[tuple[str, str, bool]]:
-        """The app part of Hydra's defaults list: (config path, package, primary) in merge order."""
+    def sweeper_params(self, config_name: str, structure: list[Override]) -> tuple[tuple[str, str], ...] | None:
+        """The ``hydra.sweeper.params`` Hydra composes for ``structure`` as (key, value) strings, or None: read
+        from the plain merge when the sweeper is Hydra's default, ``basic``, which sets none itself, and each
+        parameter a scalar (which Hydra's basic sweeper turns into a string, as ``str`` does)."""
+        try:
+            defaults, overrides = self._defaults(config_name, structure)
+            if "hydra/sweeper" in overrides.override_metadata or not self._basic_sweeper():
+                raise Unhandled
+            node: Any = self._plain_merge(defaults[len(self._typed_prefix(defaults)) :], {})
+            for key in ("hydra", "sweeper", "params"):
+                node = node.get(key) if isinstance(node, dict) else None
+            params = node or {}
+            if not isinstance(params, dict) or not all(_scalar(k) and _scalar(v) for k, v in params.items()):
+                raise Unhandled
+            return tuple((str(k), str(v)) for k, v in params.items())
+        except Exception:  # noqa: BLE001  (as in compose)
+            return None
+
+    def _basic_sweeper(self) -> bool:
+        """Whether Hydra's config picks the ``basic`` sweeper, and that sweeper's config holds no parameters."""
+        choices = [d.value for d in self.repo.load_config("hydra/config").defaults_list if d.group == "sweeper"]
+        sweeper = self.repo.load_config("hydra/sweeper/basic")
+        return choices == ["basic"] and sweeper is not None and sweeper.config.get("params") is None
+
+    def _defaults(self, config_name: str, structure: list[Override]) -> tuple[list[tuple[str, str, bool]], Overrides]:
+        """The app part of Hydra's defaults list: (config path, package, primary) in merge order, and the
+        overrides met on the way."""
         if any(o.is_hydra_override() for o in structure):
             raise Unhandled
         overrides = Overrides(repo=self.repo, overrides_list=structure)
@@ -74,7 +98,7 @@ class OwnComposer:
         keys = [key for *_, key in found if key is not None]
         if len(keys) != len(set(keys)):
             raise Unhandled  # Hydra's "appears more than once"
-        return [entry for *entry, _ in found]
+        return [entry for *entry, _ in found], overrides
 
     def _expand(self, node: InputDefault, overrides: Overrides, is_root: bool = False) -> list[tuple]:
         """``_create_defaults_tree_impl`` and ``_tree_to_list`` of Hydra's defaults_list for one node, in the
@@ -118,16 +142,9 @@ class OwnComposer:
     def _merge(self, defaults: list[tuple[str, str, bool]]) -> bytes:
         """Hydra's merge of the configs (``_compose_config_from_defaults_list``), pickled: the structured ones,
         which come first, with OmegaConf; the YAML ones as plain data, then onto them in one merge."""
-        typed = []
-        while len(typed) < len(defaults) and self._is_typed(*defaults[len(typed)][:2]):
-            typed.append(tuple(defaults[len(typed)][:2]))
-        cfg, lookup = self._typed_merge(tuple(typed))
-        plain: dict[str, Any] = {}
-        for path, package, primary in defaults[len(typed) :]:
-            content = self._content(path, package, primary)
-            for key in reversed(package.split(".") if package else []):
-                content = {key: content}
-            _merge_plain(plain, content, plain, lookup)
+        typed = self._typed_prefix(defaults)
+        cfg, lookup = self._typed_merge(typed)
+        plain = self._plain_merge(defaults[len(typed) :], lookup)
         plain.pop("hydra", None)  # the hydra node, which the app config leaves out
         merged = OmegaConf.create()
         with flag_override(merged, "no_deepcopy_set_nodes", True), flag_override(cfg, "no_deepcopy_set_nodes", True):
@@ -136,6 +153,23 @@ class OwnComposer:
             cfg.merge_with(merged)
         OmegaConf.set_struct(cfg, True)
         return pickle.dumps(cfg)
+
+    def _typed_prefix(self, defaults: list[tuple[str, str, bool]]) -> tuple[tuple[str, str], ...]:
+        typed = []
+        while len(typed) < len(defaults) and self._is_typed(*defaults[len(typed)][:2]):
+            typed.append(tuple(defaults[len(typed)][:2]))
+        return tuple(typed)
+
+    def _plain_merge(self, defaults: list[tuple[str, str, bool]], lookup: dict[str, Any]) -> dict[str, Any]:
+        """The YAML configs merged as plain data, each under its package (``lookup``: the structured configs'
+        content, where an interpolation may point)."""
+        plain: dict[str, Any] = {}
+        for path, package, primary in defaults:
+            content = self._content(path, package, primary)
+            for key in reversed(package.split(".") if package else []):
+                content = {key: content}
+            _merge_plain(plain, content, plain, lookup)
+        return plain
 
     def _node(self, value: Any) -> Node:
         """The node of a top-level value (a dataset's mapping, a learner's, a scalar), made once for all the
@@ -182,9 +216,9 @@ class OwnComposer:
 
 
 def _sweeper_params_only(content: dict[str, Any]) -> bool:
-    """Whether a config's ``hydra`` node, if any, holds the sweeper's parameters only (as a preset's does):
-    Hydra checks them when it reads the preset's (:meth:`okl.compose.Composer.sweeper_params`), as it checks the
-    primary config's ``hydra`` node; any other would go unchecked here."""
+    """Whether a config's ``hydra`` node, if any, holds the sweeper's parameters only (as a preset's does): read
+    here only when each is a scalar (:meth:`OwnComposer.sweeper_params`), by Hydra otherwise, which checks them;
+    any other key would go unchecked here."""
     node = content.get("hydra", {})
     return (
         node == {}
@@ -208,6 +242,10 @@ def _merge_plain(dest: dict[str, Any], src: dict[str, Any], root: dict[str, Any]
         if isinstance(old, str) and _may_be_node(old, root, schema):
             raise Unhandled  # OmegaConf merges onto the node an interpolation points at
         dest[key] = value
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and "${" not in str(value)
 
 
 def _check_missing(value: Any) -> None:

@@ -86,6 +86,29 @@ def test_sweep_configs_are_hydras_hydra_node_included(hydra_context):
         _same(composer.load_sweep_config(master, job), hydra_context.load_sweep_config(master, job))
 
 
+def test_compose_each_gives_each_job_the_config_compose_gives_it(hydra_context, nothing_kept):
+    """Jobs of one structure that change the same value nodes to scalars share a config, set again for each (the
+    sweeps of a preset): each config, while it is the current one, is Hydra's for its job, with other structures,
+    adds, deletions, dict values and a scalar over a mapping in between."""
+    jobs = [
+        *JOBS,
+        ["learner=fogd", "seed=1", "learner.eta=0.5"],
+        ["dataset=casp", "n=100", "sigma=2.5"],
+        ["learner=fogd", "seed=2", "learner.eta=null"],
+        ["learner=fogd", "seed=3", "learner.eta='${lam}'"],
+        ["learner=fogd", "+learner.extra=1"],
+        ["learner=fogd", "seed=4", "learner.eta=0.25"],
+        ["sink=null", "seed=1"],
+        ["sink=null", "seed=2"],
+        ["learner={name: fogd}"],
+        ["seed=5"],
+    ]
+    composer = Composer(hydra_context)
+    for job, cfg in zip(jobs, composer.compose_each(jobs), strict=True):
+        _same(cfg, compose("config", overrides=job))
+    assert len({id(cfg) for cfg in composer.compose_each([["seed=1"], ["seed=2"], ["seed=1", "n=5"]])}) == 2
+
+
 def test_jobs_do_not_share_state(hydra_context):
     composer = Composer(hydra_context)
     first = composer.compose(["seed=1"])
@@ -168,6 +191,14 @@ def test_a_presets_sweeper_params_are_hydras_and_kept_for_the_next_process(hydra
         kept.write_bytes(b"not a pickle")
     assert Composer(hydra_context).sweeper_params(job) == expected  # a damaged file: composed again
     assert Composer(hydra_context).sweeper_params([]) == ()  # the base config sweeps nothing
+
+
+def test_every_presets_sweeper_params_are_read_by_okl_as_hydra_composes_them(hydra_context, nothing_kept):
+    composer = Composer(hydra_context)
+    for job in [[], *([f"experiment={preset}"] for preset in PRESETS)]:
+        swept = compose("config", overrides=job, return_hydra_config=True).hydra.sweeper.params
+        ours = composer._own("config").sweeper_params("config", composer._parse(job))
+        assert ours == tuple((str(k), str(v)) for k, v in (swept or {}).items()), job
 
 
 def test_a_changed_config_file_is_composed_again(tmp_path, nothing_kept):

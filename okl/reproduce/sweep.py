@@ -75,13 +75,13 @@ def _sweep_params(preset: str) -> tuple[tuple[str, str], ...]:
 
 def expand(preset: str, overrides: list[str]) -> list[Run]:
     """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one), each
-    distinct structure composed once (:class:`okl.compose.Composer`)."""
+    distinct structure composed once (:class:`okl.compose.Composer`), each config planned before the next is
+    drawn (:meth:`~okl.compose.Composer.compose_each`)."""
     runs: dict[str, Run] = {}
     combos = combinations(preset, overrides)
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
         composer = Composer.current()
-        for combo in combos:
-            cfg = composer.compose(combo)
+        for combo, cfg in zip(combos, composer.compose_each(combos), strict=True):
             arm = next((o.split("=", 1)[1] for o in combo if o.startswith(ARM)), cfg.learner.name)
             plan = config.plan(cfg)
             runs.setdefault(str(plan.run_dir().path), Run(tuple(combo), plan, arm))
