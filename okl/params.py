@@ -16,7 +16,7 @@ okl.errors.ConfigError: lam must be a finite number > 0 (got 0)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError
@@ -75,20 +75,15 @@ class KORSParams:
         _check_bases(self, KORSParams)
 
 
-@dataclass(frozen=True)
-class DeadZoneParams:
-    """epsilon: the dead zone ε of the learners that take one gradient step a round on an explicit feature map
-    (FOGD, NOGD: :func:`okl.learners.ogd.ogd_block`): a round whose |ŷ − y| ≤ ε takes no step. Lu et al.'s
-    released regression code (the source of pros_n_kons_calandriello2017 Table 1's FOGD and NOGD rows) steps
-    only when |y − f(x)| > 0.1; ε = 0, the default, steps at every round. Square loss only. A key added after
-    runs existed: in a run's identity only when set."""
+ADDED = {"added": True}  # a key added after runs existed: in a run's identity only when set (okl.registry)
 
-    epsilon: float = field(default=0.0, metadata={"added": True})
 
-    def __post_init__(self) -> None:
-        non_negative("epsilon", self.epsilon)
-        if self.epsilon and getattr(self, "loss", "square") != "square":
-            raise ConfigError(
-                f"epsilon (a dead zone on |ŷ − y|) takes the square loss, not {self.loss!r}: set epsilon=0"
-            )
-        _check_bases(self, DeadZoneParams)
+def dead_zone(epsilon: float, loss: str) -> None:
+    """Check ``epsilon``, the dead zone ε of the learners that take one gradient step a round on an explicit
+    feature map (FOGD, NOGD: :func:`okl.learners.ogd.ogd_block`): a round whose |ŷ − y| ≤ ε takes no step. Lu et
+    al.'s released regression code (the source of pros_n_kons_calandriello2017 Table 1's FOGD and NOGD rows) steps
+    only when |y − f(x)| > 0.1; ε = 0, the default, steps at every round. Square loss only. Each learner declares
+    the key last, as ``field(default=0.0, metadata=ADDED)``, so that earlier runs keep their ids."""
+    non_negative("epsilon", epsilon)
+    if epsilon and loss != "square":
+        raise ConfigError(f"epsilon (a dead zone on |ŷ − y|) takes the square loss, not {loss!r}: set epsilon=0")

@@ -238,6 +238,8 @@ def test_history_rounds_kept_one_at_a_time_and_points_added_one_at_a_time_match_
                 past.append_one(X[t], y[t], nmap.transform(X[t : t + 1])[0])
             else:
                 past.append(X[t : t + 1], y[t : t + 1], nmap.transform(X[t : t + 1]))
+            if t == n + 50:  # a snapshot in the middle of a stage holds its rounds, and records the next ones
+                past = pickle.loads(pickle.dumps(past))
         n += size
         z = X[n - 1] * 0.5 + 0.3
         m0 = nmap.dim

@@ -59,10 +59,14 @@ def nysgd(X, Y, sigma, B, k, eta, epsl):
 def test_fogd_with_a_dead_zone_is_fougd(epsl):
     X, y = _stream(600)
     D, eta_l = 40, 6e-4
-    learner = LEARNERS.get("fogd")(3, D=D, sigma=0.8, eta=eta_l * D / 2, epsilon=epsl, seed=2)
-    U = learner.features.V.T  # the same frequencies: U = randn(d, D)/σ
+    make = lambda: LEARNERS.get("fogd")(3, D=D, sigma=0.8, eta=eta_l * D / 2, epsilon=epsl, seed=2)  # noqa: E731
+    blocks, rounds = make(), make()
+    U = blocks.features.V.T  # the same frequencies: U = randn(d, D)/σ
+    assert abs(U.std() * 0.8 - 1) < 0.2
     expected = fougd(X, y, U, eta_l, epsl)
-    np.testing.assert_allclose(learner.predict_learn_block(X, y), expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(blocks.predict_learn_block(X, y), expected, rtol=1e-9, atol=1e-12)
+    got = [(rounds.predict_one(x), rounds.learn_one(x, t))[0] for x, t in zip(X, y, strict=True)]
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
     if epsl:  # the dead zone skipped rounds: without it the predictions differ
         assert np.abs(fougd(X, y, U, eta_l, 0.0) - expected).max() > 1e-3
 
@@ -83,7 +87,7 @@ def test_nogd_with_a_dead_zone_and_a_rank_is_nysgd(epsl, rank):
 
 def test_nogd_with_a_dead_zone_and_a_rank_plays_blocks_as_its_rounds():
     X, y = _stream(400, seed=3)
-    make = lambda: LEARNERS.get("nogd")(3, J=20, sigma=0.8, eta=0.05, epsilon=0.05, rank=5)  # noqa: E731
+    make = lambda: LEARNERS.get("nogd")(3, J=20, sigma=0.8, epsilon=0.05, rank=5)  # noqa: E731  (η_t = 1/√t)
     one = make()
     loop = np.array([(one.predict_one(x), one.learn_one(x, t))[0] for x, t in zip(X, y, strict=True)])
     blocks, out = make(), []
@@ -92,6 +96,10 @@ def test_nogd_with_a_dead_zone_and_a_rank_plays_blocks_as_its_rounds():
     np.testing.assert_allclose(np.concatenate(out), loop, rtol=1e-12, atol=1e-14)
 
 
-def test_a_dead_zone_takes_the_square_loss_only():
+def test_a_dead_zone_takes_the_square_loss_only_and_no_ridge_and_a_rank_at_most_j():
     with pytest.raises(ConfigError, match="epsilon .* takes the square loss, not 'hinge': set epsilon=0"):
         LEARNERS.get("fogd")(3, D=4, loss="hinge", epsilon=0.1)
+    with pytest.raises(ConfigError, match="a dead zone .* a ridge .* set one to 0"):
+        LEARNERS.get("fogd")(3, D=4, lam=0.1, epsilon=0.1)
+    with pytest.raises(ConfigError, match="rank=31 exceeds the J=30 landmarks: set rank <= J"):
+        LEARNERS.get("nogd")(3, rank=31)

@@ -92,9 +92,9 @@ class History:
         return self.blocks[i]
 
     def append(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
-        """Record rounds: inputs, labels and their features in the current embedding (B×m). One round is staged
-        (:meth:`append_one`): a block of one round (a point joining when rounds are played alone) wrote its m
-        features into m rows of Φᵀ, 0.5 ms a round (measured on casp, m = 169)."""
+        """Record rounds: inputs, labels and their features in the current embedding (B×m). A block of one round
+        (a point joining when rounds are played alone) is staged (:meth:`append_one`) rather than written into m
+        rows of Φᵀ, which cost 0.5 ms a round (measured on casp, m = 169)."""
         if len(y) == 1:
             self.append_one(X[0], y[0], F[0])
             return
@@ -111,7 +111,8 @@ class History:
 
     def append_one(self, x: np.ndarray, y: float, phi: np.ndarray) -> None:
         """Record one round (the per-round path of :meth:`append`): staged, so that most rounds are one compiled
-        call; the stage is flushed when full, at the end of a block, and before anything reads the blocks."""
+        call. The stage takes at most ``STAGE`` rounds and never crosses a block's end; it is flushed by the next
+        round once full, and by anything that reads the blocks."""
         j = self._staged
         if j == self._room:  # the stage is full, or was flushed: start the next one
             self._flush()

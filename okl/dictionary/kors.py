@@ -138,7 +138,7 @@ class KORS:
     def one(self) -> tuple:
         """The arguments of :func:`decide_one` that hold this dictionary (L⁻¹, ε, β, the coming round's coin and
         the room the budget leaves), for compiled code that plays one unscaled round."""
-        return self.L_inv, self.gamma, self.eps, self.beta, self.coins.at(self.t), self.budget - self.L_inv.shape[0]
+        return self.L_inv, self.gamma, self.eps, self.beta, self.coins.at(self.t), self.budget - self.size
 
     @staticmethod
     def one_stand_ins() -> Iterator[tuple[int, np.ndarray, tuple]]:

@@ -2,7 +2,7 @@
 (:mod:`okl.learners.random_features.fogd`, random Fourier features) and NOGD
 (:mod:`okl.learners.nystrom.nogd`, a Nyström embedding): ŷ_t = w_tᵀz_t,
 w_{t+1} = (1 − η_t λ) w_t − η_t ℓ'(ŷ_t, y_t) z_t, and no step at a round whose |ŷ_t − y_t| ≤ ε when a dead
-zone ε > 0 is set (:class:`okl.params.DeadZoneParams`).
+zone ε > 0 is set (:func:`okl.params.dead_zone`).
 
 Example:
 

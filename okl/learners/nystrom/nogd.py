@@ -10,7 +10,8 @@ embedding is fixed and
     ŷ_t = w_tᵀ φ̃(x_t),     w_{t+1} = w_t − η ℓ'(ŷ_t, y_t) φ̃(x_t),     w_1 = 0.
 
 Choices: landmarks are the first J rounds and the embedding keeps every direction of K_JJ; η constant,
-``null`` gives 1/√n as FOGD in the PKAWV experiments.
+``null`` gives 1/√n as FOGD in the PKAWV experiments. With a dead zone ε > 0, the landmarks are the first J
+rounds that step instead (below).
 
 Lu et al.'s released regression code (``regression/NysGD.m``, the source of pros_n_kons_calandriello2017
 Table 1's NOGD rows) differs in two ways, both options here: a dead zone ``epsilon`` (a round steps only when
@@ -40,24 +41,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from okl.dictionary.nystrom import NystromMap
+from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner, register
 from okl.learners.ogd import ogd_block, warm_ogd
 from okl.losses import TRAINING, derivative
-from okl.params import DeadZoneParams, GaussianParams
+from okl.params import ADDED, GaussianParams, dead_zone
 from okl.validation import integer_at_least, one_of, positive
 
 
 @dataclass(frozen=True)
-class NOGDParams(GaussianParams, DeadZoneParams):
-    """J: landmarks (the first J rounds that step); sigma: bandwidth; eta: step (None: 1/√n, or 1/√t without n);
-    loss; epsilon: the dead zone (:class:`~okl.params.DeadZoneParams`); rank: the eigen-directions of K_JJ the
-    embedding keeps once the landmarks are in (None: all; see the module)."""
+class NOGDParams(GaussianParams):
+    """J: landmarks (the first J rounds that step: the first J rounds without a dead zone); sigma: bandwidth; eta:
+    step (None: 1/√n, or 1/√t without n); loss; rank: the top eigen-directions of K_JJ the embedding keeps once the
+    landmarks are in (None or J: all; see the module); epsilon: the dead zone (:func:`~okl.params.dead_zone`)."""
 
     J: int = 30
     eta: float | None = None
     loss: str = "square"
-    rank: int | None = field(default=None, metadata={"added": True})  # in a run's identity only when set
+    rank: int | None = field(default=None, metadata=ADDED)
+    epsilon: float = field(default=0.0, metadata=ADDED)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -67,6 +70,9 @@ class NOGDParams(GaussianParams, DeadZoneParams):
         one_of("loss", self.loss, TRAINING)
         if self.rank is not None:
             integer_at_least("rank", self.rank, 1)
+            if self.rank > self.J:
+                raise ConfigError(f"rank={self.rank} exceeds the J={self.J} landmarks: set rank <= J (or null: all)")
+        dead_zone(self.epsilon, self.loss)
 
 
 @register("nogd")
@@ -106,8 +112,9 @@ class NOGD(BlockLearner):
         return out
 
     def _landmark(self, x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-        """A round while fewer than J rounds have stepped: if it steps, x_t joins the landmarks first (its own
-        coordinate has no weight yet, so the prediction is the same) and the step is kernel gradient descent."""
+        """A round while fewer than J rounds have stepped (``y``, ``out``: the round's one-element slices): if it
+        steps, x_t joins the landmarks first (its own coordinate has no weight yet, so the prediction is the same)
+        and the step is kernel gradient descent."""
         eps, eta = self.params.epsilon, self.eta.next(1)
         if eps:
             out[0] = self._features(x[None, :])[0] @ self.w

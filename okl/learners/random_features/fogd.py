@@ -34,24 +34,26 @@ Example: Gradient descent on D random Fourier frequencies (2D features):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block, warm_ogd
 from okl.losses import TRAINING, derivative
-from okl.params import DeadZoneParams, GaussianParams
+from okl.params import ADDED, GaussianParams, dead_zone
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
 
 @dataclass(frozen=True)
-class FOGDParams(GaussianParams, DeadZoneParams):
+class FOGDParams(GaussianParams):
     """D: number of frequencies; sigma: bandwidth σ; eta: step η (None: 1/√n, or 1/√t without n); loss; seed;
     orthogonal: orthogonal random features (raker_shen2018 eq. (12)) instead of i.i.d. Gaussian rows;
     lam: ridge λ, each step descends ℓ(θᵀz, y) + (λ/2)||θ||² (θ ← (1 − ηλ)θ − ηℓ'z; 0: none);
-    epsilon: no step at a round whose |ŷ − y| ≤ ε (:class:`~okl.params.DeadZoneParams`)."""
+    epsilon: no step at a round whose |ŷ − y| ≤ ε (:func:`~okl.params.dead_zone`; with lam = 0 only, since a round
+    in the dead zone would skip its decay too)."""
 
     D: int = 1000
     eta: float | None = None
@@ -59,6 +61,7 @@ class FOGDParams(GaussianParams, DeadZoneParams):
     seed: int = 0
     orthogonal: bool = False
     lam: float = 0.0
+    epsilon: float = field(default=0.0, metadata=ADDED)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -68,6 +71,9 @@ class FOGDParams(GaussianParams, DeadZoneParams):
             positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
         non_negative("lam", self.lam)
+        dead_zone(self.epsilon, self.loss)
+        if self.epsilon and self.lam:
+            raise ConfigError("a dead zone (epsilon) skips whole steps, a ridge (lam) decays at each: set one to 0")
 
 
 @register("fogd")
