@@ -195,6 +195,23 @@ def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, cap
     assert "| 255 |" in row  # the authors' code, beside ours
     assert (out / "bench_polk.png").exists()
     assert "| multidist | polk | polk | 0 |" in text  # --smoke: one seed, one repeat
+    _per_round_lines(text)
+
+
+def _per_round_lines(text: str) -> None:
+    """BENCHMARKS.md's per-round lines (``okl-bench --smoke``: one pair of runs on 2,000 rounds): learner times of
+    block=1 and of the blocks, read from the runs' manifests, and their ratio."""
+    lines = text.split("Per-round path (river's `predict_one`/`learn_one`):\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(lines) == len(bench_cli.PER_ROUND)
+    for line, learner in zip(lines, bench_cli.PER_ROUND, strict=True):
+        found = re.fullmatch(
+            rf"- `okl-run {' '.join(learner)} dataset=casp n=2000 block=1`: ([\d.]+) s of learner time against "
+            r"([\d.]+) s in its blocks, ([\d.]+)× \(medians of 1\)\.",
+            line,
+        )
+        assert found, line
+        one, blocks, ratio = map(float, found.groups())
+        assert blocks > 0 and ratio == pytest.approx(one / blocks, rel=0.02, abs=0.06)
 
 
 def test_make_targets_call_the_tested_commands():
@@ -398,23 +415,6 @@ def test_okl_bench_times_the_planning_of_the_largest_preset(no_data):
     assert found, line
     assert int(found[1]) == max(len(sweep.combinations(p.name, [])) for p in catalog.all_artefacts())
     assert not no_data.exists()
-
-
-def test_okl_bench_times_the_per_round_path_against_the_blocks(mirror):
-    """BENCHMARKS.md's per-round lines: learner times of block=1 and of the blocks, read from the runs' manifests."""
-    text = bench_cli.per_round(*bench_cli.SMOKE)
-    lines = text.splitlines()
-    assert lines[:2] == ["Per-round path (river's `predict_one`/`learn_one`):", ""]
-    assert len(lines) == 2 + len(bench_cli.PER_ROUND)
-    for line, learner in zip(lines[2:], bench_cli.PER_ROUND, strict=True):
-        found = re.fullmatch(
-            rf"- `okl-run {' '.join(learner)} dataset=casp n=2000 block=1`: ([\d.]+) s of learner time against "
-            r"([\d.]+) s in its blocks, ([\d.]+)× \(medians of 1\)\.",
-            line,
-        )
-        assert found, line
-        one, blocks, ratio = map(float, found.groups())
-        assert blocks > 0 and ratio == pytest.approx(one / blocks, rel=0.02, abs=0.06)
 
 
 def test_okl_bench_skips_the_per_round_line_without_casp(no_data):
