@@ -489,6 +489,26 @@ def test_runs_record_dictionary_size_and_restarts_and_show_beforehand_learners_t
             assert df.dictionary_size.iloc[0] == df.dictionary_size.iloc[-1] == df.model_size.iloc[0]
 
 
+@pytest.mark.parametrize("learner", ["pros_n_kons", "pkrr_nystrom", "pkawv_nystrom_beforehand"])
+def test_rounds_played_one_at_a_time_record_the_sizes_the_blocks_record(okl_run, tmp_path, learner):
+    """A round played alone that adds no point leaves the last recorded sizes as they are (they are its sizes):
+    the run's size columns with block=1 are those of its blocks, joins and restarts included."""
+    import pandas as pd
+
+    columns = {}
+    for block in (1, 256):  # a results root each: a run's id may not hold its block
+        root = tmp_path / f"block{block}"
+        args = ("dataset.d=3", "dataset.length=600", "sigma=0.5", f"block={block}", f"sink.root={root}")
+        code, _, err = okl_run(f"learner={learner}", *args, "progress=false")
+        assert code == 0, err
+        df = pd.read_parquet(only_run(root, learner=learner).rounds_path)
+        columns[block] = df[[c for c in df.columns if c in ("model_size", "dictionary_size", "restarts")]]
+    sizes = columns[1]
+    assert sizes.shape[1] >= 2
+    assert learner.endswith("beforehand") or sizes.iloc[-1].min() > sizes.iloc[0].max()  # the dictionary grew
+    pd.testing.assert_frame_equal(sizes, columns[256])
+
+
 def test_runner_plays_the_growing_blocks_nystrom_learners_ask_for(okl_run, results_root, monkeypatch):
     """With the per-round loop's predictions."""
     import shutil

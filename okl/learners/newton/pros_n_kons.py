@@ -116,7 +116,6 @@ class ProsNKons(KORSLearner, BlockLearner):
         self.restarts = 0
         self._pending: np.ndarray | None = None  # input added by KORS at the last round
         self._round: tuple | None = None  # the last _one: ((x's bytes, round), its result)
-        self._sizes: tuple = (None, {})  # the last one-round diagnostics, by their values
         self._buffers: tuple = (None,)  # (sizes, k, φ̃, v) of _one
         self._kernel = kernel.compiled
         empty = np.zeros(0)
@@ -192,10 +191,8 @@ class ProsNKons(KORSLearner, BlockLearner):
         _, h_val, y_bar, p, _, phi, v = one
         _ons_step(phi, v, h_val, y_bar, y, self.w, self.P, self.omega, self._loss, self.params.C, self.eta, False)
         self.kors.skip(p)
-        sizes = (self.map.dim, self.kors.size, self.restarts)
-        if self._sizes[0] != sizes:
-            self._sizes = sizes, {key: np.array([size]) for key, size in zip(SIZES, sizes, strict=True)}
-        self.recorded = self._sizes[1]
+        # ``recorded`` stays: a round outside a restart that adds no point changes no size, so the sizes the last
+        # block recorded last are this round's
 
     def _one(self, x: np.ndarray) -> tuple:
         """The round at x outside a restart as one compiled call (:func:`_peek_one`), kept for its ``learn_one``:
