@@ -599,6 +599,51 @@ def test_a_round_played_one_input_at_a_time_passes_over_the_history_once_per_add
     np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
 
 
+def test_kors_rounds_decided_one_at_a_time_keep_the_dictionary_of_its_blocks():
+    """decide_one on the compiled path, then skip or join_one (which takes the decision's projection L⁻¹k(I, x)
+    instead of projecting x again) leave KORS as its blocks do: the same points, p̃, rounds and L⁻¹."""
+    from okl.dictionary.kors import decide_one
+
+    X, _ = stream(400, 3)
+    one, blocks = (KORS(3, GAUSS, gamma=0.3, eps=0.5, beta=2.0, seed=4) for _ in range(2))
+    blocks.run(X[:150])
+    blocks.run(X[150:])
+    for x in X:
+        w = GAUSS(x[None, :], one.X)[0] if one.size else np.zeros(0)
+        _, p, joins = decide_one(*one.one(), GAUSS.diag(x[None, :])[0], w)
+        one.join_one(x, w, p) if joins else one.skip(p)
+    assert 20 < one.size == blocks.size and one.t == blocks.t == 400
+    np.testing.assert_array_equal(one.X, blocks.X)
+    np.testing.assert_array_equal(one.index, blocks.index)
+    np.testing.assert_allclose(one.p, blocks.p, rtol=1e-9)
+    np.testing.assert_allclose(one.L_inv, blocks.L_inv, rtol=1e-9, atol=1e-9)
+    assert one.p_sum == pytest.approx(blocks.p_sum, rel=1e-9)
+
+
+def test_a_point_joining_a_round_played_alone_is_projected_and_embedded_once(monkeypatch):
+    """At a round whose point joins, played by predict_one then learn_one, x_t's kernel row against the dictionary,
+    its KORS projection and its embedding come from the prediction's compiled call: KORS, the map and the learner
+    never project or embed x_t again (a block of one round did it three more times)."""
+    from okl.dictionary.nystrom import NystromMap
+
+    rng = np.random.default_rng(5)
+    X, y = rng.uniform(-1, 1, (300, 3)), rng.normal(size=300)
+    learner = LEARNERS.get("pkawv_nystrom")(3, sigma=0.5, lam=0.1, seed=1)
+    t = 0
+    while not learner.model_size:  # the span is empty until the first point joins: blocks of one round
+        learner.predict_one(X[t])
+        learner.learn_one(X[t], y[t])
+        t += 1
+    again = []
+    for cls, method in ((KORS, "run"), (KORS, "peek_many"), (NystromMap, "transform"), (NystromMap, "residual")):
+        original = getattr(cls, method)
+        monkeypatch.setattr(cls, method, lambda *a, _f=original, _m=method, **k: again.append(_m) or _f(*a, **k))
+    for x_t, y_t in zip(X[t:], y[t:], strict=True):
+        learner.predict_one(x_t)
+        learner.learn_one(x_t, y_t)
+    assert learner.kors.size > 20 and again == []
+
+
 def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_first_round():
     """carry=mapped: Ã mapped into the new embedding has no curvature on a new direction, and its pseudo-inverse
     leaves ω there at 0; the dictionary starts empty, so every prediction is 0. carry=alpha (α there) learns."""

@@ -153,6 +153,15 @@ class KORS:
         self.t += 1
         self.p_sum += p
 
+    def join_one(self, x: np.ndarray, w: np.ndarray, p: float) -> None:
+        """Record the coming round as :func:`decide_one` decided it: the unscaled point x joins with probability
+        p̃ = ``p``; ``w`` = L⁻¹ k(I, x), the projection that decision computed, gives L its new row [wᵀ, root] (the
+        per-round twin of ``_play``'s join, without projecting x again)."""
+        root = np.sqrt(self.kernel.diag(x[None, :])[0] + self.gamma * p**self.power - w @ w)
+        self._grow(np.append(w, root)[None, :], x[None, :], np.ones(1), np.array([p]), np.array([self.t]), self.scaled)
+        self.t += 1
+        self.p_sum += p
+
     def _projections(self, X, s, spare, pool=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """(Wᵀ with ``spare`` free columns, ||W[:, b]||², k̄(x_b, x_b), scaled) for the rows of X, where
         W = L⁻¹ K̄(I, X) is one triangular product (BLAS-3). With a ``pool``, and at least ``SPLIT``
@@ -201,13 +210,17 @@ class KORS:
             _join(Wt, norms, m, b, k, np.sqrt(diag[b] + self.gamma * p[b] ** self.power - norms[b]), rows[m - m0])
             m += 1
         if m > m0:
-            self.L_inv = extend_inverse(self.L_inv, rows[: m - m0, :m])
             new = np.flatnonzero(added)
-            self.X = np.concatenate([self.X, X[new]])
-            self.scale = np.concatenate([self.scale, s[new]])
-            self.scaled = scaled
-            self.p = np.concatenate([self.p, p[new]])
-            self.index = np.concatenate([self.index, t0 + new])
+            self._grow(rows[: m - m0, :m], X[new], s[new], p[new], t0 + new, scaled)
+
+    def _grow(self, rows, X, s, p, index, scaled: bool) -> None:
+        """Append the points X (their rows [L₂₁, L₂₂] of L, scales, p̃ and rounds) to the dictionary."""
+        self.L_inv = extend_inverse(self.L_inv, rows)
+        self.X = np.concatenate([self.X, X])
+        self.scale = np.concatenate([self.scale, s])
+        self.scaled = scaled
+        self.p = np.concatenate([self.p, p])
+        self.index = np.concatenate([self.index, index])
 
 
 WEIGHTS = {"eq4": 1, "code": 2}  # weights: the power of P in K̄_I + α P (see the module)

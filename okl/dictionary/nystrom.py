@@ -73,6 +73,12 @@ class NystromMap:
         if rho2 <= TOL:
             return None
         rho = np.sqrt(rho2)
+        self.append(z, l, rho)
+        return l, rho
+
+    def append(self, z: np.ndarray, l: np.ndarray, rho: float) -> None:
+        """Append z, whose (l, ρ) are known (ρ² > ``TOL``), to the dictionary: R⁻¹ gains the row
+        [−lᵀR⁻¹/ρ, 1/ρ]."""
         m = self.dim
         R_inv = np.zeros((m + 1, m + 1), order="F")
         R_inv[:m, :m] = self.R_inv
@@ -80,7 +86,6 @@ class NystromMap:
         R_inv[m, m] = 1.0 / rho
         self.R_inv = R_inv
         self.Z = np.vstack([self.Z, z])
-        return l, rho
 
     def extend(self, Z: np.ndarray) -> None:
         """Add the points of Z in order (those already in the span are skipped)."""

@@ -23,10 +23,13 @@ exact Kernel-AWV (a test checks it); ``pkrr_nystrom`` drops the f(x_t)² term.
 One round at a time (river's ``predict_one``/``learn_one``, ``okl-run block=1``): a round whose point does not
 join is one compiled call to predict (KORS's Eq. 4 on L⁻¹k(I, x), φ̃(x) = R⁻¹k_Z(x) from the same kernel row,
 the ridge's v = A⁻¹φ̃) and one to learn (Algorithm 1's rank-one update with that v), O(m² + md) as in a block;
-a round whose point joins is a block of one round, whose pass over the history (O(nm)) a block shares between
-all the points it adds. Measured on casp (pkrr, σ = λ = 1, m = 169 at the end, ``okl-bench``'s per-round
-line): 7.0 s of learner time before this path, 1.4-1.6 s with it, against 0.3-0.4 s in blocks; 0.44 s of
-it are the 169 passes.
+a round whose point joins adds it from that same call's kernel row, projection and embedding (KORS's new row of
+L, the map's l = φ̃(x), ψ(x) = ρ), and its one pass over the history (O(nm), which a block shares between all the
+points it adds) serves both its prediction and its addition. Measured on casp (pkrr, σ = λ = 1, m = 169 at the
+end, ``okl-bench``'s per-round line): 7.0 s of learner time before this path, 1.4-1.6 s with it, against 0.3-0.4 s
+in blocks; 0.44 s of it are the 169 passes. The floor of a round that adds no point is its four BLAS-2 products
+(two triangular, Pφ̃ and the rank-one update: about 4 µs each at m = 169, bound by reading the m×m matrices from
+the core's cache; a block does the same work as matrix products).
 
 Two threads: while the ridge plays SUB rounds, a second thread embeds the next SUB (kernel rows, the
 triangular product, and the new coordinates' statistics over them) and records the last ones in the
@@ -145,27 +148,57 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         return max(block, min(t, LONGEST))
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
-        """One round (river's ``learn_one``): a round that adds no point is the ridge's rank-one update
-        (Algorithm 1) on the embedding its prediction computed (:meth:`_one`); one that adds a point is a block
-        of one round."""
+        """One round (river's ``learn_one``): the ridge's rank-one update (Algorithm 1) on the embedding its
+        prediction computed (:meth:`_one`); a point that joins first grows KORS, the map and the ridge from what that
+        prediction computed (:meth:`_join_one`). With an empty span, a block of one round."""
         one = self._one(x)
         if one is None:
             X = x[None, :]
             self._play_block(X, np.array([y], dtype=np.float64), self._selected(X))
             return
         self._pending = None
-        _, h, p, phi, v = one
+        _, h, p, phi, v, joins = one
+        if joins:
+            self._join_one(x, y, p, phi)
+            return
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.kors.skip(p)
         self.history.append_one(x, y, phi)
-        # ``recorded`` stays: the sizes it ends with (the last block's, or a block of one that added a point)
-        # are this round's, since a round that adds no point changes neither size
+        # ``recorded`` stays: the sizes it ends with (the last block's, or a round that added a point) are this
+        # round's, since a round that adds no point changes neither size
+
+    def _join_one(self, x: np.ndarray, y: float, p: float, phi: np.ndarray) -> None:
+        """A round whose point x joins KORS's dictionary, played alone: the block path's steps for one round
+        (:meth:`_play_block`), from what its prediction computed. KORS gains x with its projection L⁻¹k(I, x) (the
+        ``w`` of :func:`_peek_one`); if x leaves the span (ρ² > TOL), the map gains it with l = φ̃(x), the ridge
+        gains the coordinate ψ with its statistics over the past rounds (the prediction's pass over the history,
+        reused: :meth:`~okl.dictionary.history.History.add_coordinates`), and the round is played on (φ̃(x), ψ(x) =
+        ρ). O(m² + nm) as the block of one round, without its three more kernel rows and projections of x."""
+        self.kors.join_one(x, self._buffers[1], p)
+        rho2 = self._residual(x, phi)
+        if rho2 > TOL:
+            rho = float(np.sqrt(rho2))
+            new = x[None, :], phi[None, :], np.array([[1.0 / rho]])
+            cross, gram, target = self.history.add_coordinates(self.map.kernel, *new)
+            self.map.append(x, phi, rho)
+            self.ridge.add_feature(cross[:, 0], gram[0, 0], target[0])
+            phi = np.append(phi, rho)
+        v = np.empty(len(phi))
+        h = predict_one(self.ridge.P, self.ridge.b, phi, self.awv, v)[1]
+        update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
+        self.history.append_one(x, y, phi)
+        self.recorded = {key: np.array([size]) for key, size in zip(SIZES, (self.map.dim, self.kors.size), strict=True)}
+
+    def _residual(self, x: np.ndarray, phi: np.ndarray) -> float:
+        """ρ² = k(x, x) − ||φ̃(x)||², the squared distance of φ(x) to the span."""
+        return float(self.map.kernel.diag(x[None, :])[0] - phi @ phi)
 
     def _one(self, x: np.ndarray) -> tuple | None:
         """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
-        φ̃(x), v) when x does not join the dictionary (the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1, KORS's
-        p̃), None when it joins or the span is empty. O(m² + md), the cost of a round of a block; the calls
-        through KORS, the map and the ridge, each with its numpy overhead, cost 5× more (see the module)."""
+        φ̃(x), v, joins), with the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1 and KORS's p̃, all in the current
+        span (ŷ is not the prediction when x joins and leaves the span: :meth:`predict_one`); None when the span is
+        empty. O(m² + md), the cost of a round of a block; the calls through KORS, the map and the ridge, each with
+        its numpy overhead, cost 5× more (see the module)."""
         key = (x.tobytes(), self.kors.t)
         if self._pending is not None and self._pending[0] == key:
             return self._pending[1]
@@ -191,7 +224,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
                 phi,
                 v,
             )
-            one = None if found[3] else (*found[:3], phi, v)
+            one = (*found[:3], phi, v, found[3])
         self._pending = key, one
         return one
 
@@ -263,23 +296,30 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
 
     def predict_one(self, x: np.ndarray) -> float:
         one = self._one(x)
-        return float(self.predict_many(x[None, :])[0]) if one is None else one[0]
+        if one is None:
+            return float(self.predict_many(x[None, :])[0])
+        y_hat, _, _, phi, _, joins = one
+        rho2 = self._residual(x, phi) if joins else 0.0
+        return float(self._with_new_coordinates(x[None, :], phi[None, :], np.array([rho2]))[0]) if rho2 > TOL else y_hat
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """Predictions at the rows of X as the coming round. A row that KORS would add joins the span
-        before it is predicted: its coordinate ψ(x_s) = (k(x, x_s) − lᵀφ̃(x_s))/ρ over the past rounds
-        (one pass over the history, nothing stored) gives the ridge its would-be new feature, and
-        ψ(x) = ρ, with l = φ̃(x) and ρ² = k(x, x) − ||l||²."""
+        before it is predicted (:meth:`_with_new_coordinates`)."""
         F = self.map.transform(X)
         out = self.ridge.predict_many(F) if self.map.dim else np.zeros(len(X))
         rho2 = self.map.kernel.diag(X) - np.einsum("ij,ij->i", F, F)
         join = np.flatnonzero((rho2 > TOL) & self.kors.peek_many(X))
         if len(join):
-            rho = np.sqrt(rho2[join])
-            new = X[join], F[join], np.diag(1.0 / rho)
-            cross, gram, target = self.history.coordinate_stats(self.map.kernel, *new)
-            out[join] = self.ridge.predict_with_features(F[join], rho, cross, gram.diagonal(), target)
+            out[join] = self._with_new_coordinates(X[join], F[join], rho2[join])
         return out
+
+    def _with_new_coordinates(self, X: np.ndarray, F: np.ndarray, rho2: np.ndarray) -> np.ndarray:
+        """Predictions at the rows of X (features F, squared residuals ρ² > TOL), each as if it had joined the
+        span: its coordinate ψ(x_s) = (k(x, x_s) − lᵀφ̃(x_s))/ρ over the past rounds (one pass over the history,
+        nothing stored) gives the ridge its would-be new feature, and ψ(x) = ρ, with l = φ̃(x)."""
+        rho = np.sqrt(rho2)
+        cross, gram, target = self.history.coordinate_stats(self.map.kernel, X, F, np.diag(1.0 / rho))
+        return self.ridge.predict_with_features(F, rho, cross, gram.diagonal(), target)
 
     @property
     def model_size(self) -> int:
@@ -291,19 +331,18 @@ def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, 
     """KORS's decision for x as the coming round (:func:`~okl.dictionary.kors.decide_one` on w ← k(I, x),
     I = X), then φ̃(x) into phi (:func:`~okl.dictionary.nystrom.embed_one` on k_Z(x): a copy of k(I, x) when
     the map holds every KORS point, ``shared``) and the ridge's prediction (v ← Pφ̃,
-    :func:`~okl.linalg.online_ridge.predict_one`), in one call: (ŷ, h, p̃, joins). When x joins, ŷ is not that
-    of the span x joins (:meth:`PKAWVNystrom.predict_many` gives it)."""
+    :func:`~okl.linalg.online_ridge.predict_one`), in one call: (ŷ, h, p̃, joins), w left holding L⁻¹k(I, x) (for
+    :meth:`~okl.dictionary.kors.KORS.join_one`). When x joins and leaves the span, ŷ is that of the span before
+    (:meth:`PKAWVNystrom.predict_one` gives the prediction)."""
     diag = kernel_row(gaussian, sigma, x, X, w)
     if shared:
         phi[:] = w
     else:
         kernel_row(gaussian, sigma, x, Z, phi)
     _, p, joins = decide_one(*kors, diag, w)
-    if joins:
-        return 0.0, 0.0, p, True
     embed_one(R_inv, phi)
     y_hat, h = predict_one(P, b, phi, awv, v)
-    return y_hat, h, p, False
+    return y_hat, h, p, joins
 
 
 class _Inline:
