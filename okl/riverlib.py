@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Hashable, Mapping, Sequence
+from itertools import repeat
 from types import ModuleType
 
 import numpy as np
@@ -70,7 +71,7 @@ def feature_order(x: Mapping) -> tuple[Hashable, ...]:
 def vector(x: Mapping, order: Sequence[Hashable]) -> np.ndarray:
     """``x`` as a float64 vector in ``order``: absent features are 0, features outside ``order`` ignored."""
     try:
-        return np.array([x.get(k, 0.0) for k in order], dtype=np.float64)
+        return np.array(list(map(x.get, order, repeat(0.0))), dtype=np.float64)
     except (TypeError, ValueError):
         bad = next(k for k in order if not _is_number(x.get(k, 0.0)))
         raise ConfigError(

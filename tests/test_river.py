@@ -222,6 +222,20 @@ def test_bad_estimators_fail_at_construction_with_one_line(make, match):
     assert "\n" not in str(info.value)
 
 
+def test_an_error_while_learning_names_the_python_keyword(monkeypatch):
+    """An okl error raised inside learn_one (a memory advice, a step size) reaches a river user in the keywords of
+    the Python call: ``learner.budget`` becomes ``budget=``."""
+    model = Regressor("pkrr_nystrom", sigma=1.0)
+    model.learn_one({"a": 1.0}, 0.5)
+
+    def fails(x, y):
+        raise ValueError("pkrr_nystrom: too many rounds; set learner.budget or a larger learner.lam")
+
+    monkeypatch.setattr(model._okl, "learn_one", fails)
+    with pytest.raises(ValueError, match=r"^pkrr_nystrom: too many rounds; set budget= or a larger lam=$"):
+        model.learn_one({"a": 2.0}, 0.5)
+
+
 def test_classifier_refuses_labels_that_are_not_binary():
     with pytest.raises(ValueError, match="True/False"):
         Classifier("fogd", eta=0.1).learn_one({"a": 1.0}, -1)

@@ -72,8 +72,12 @@ def _python_words() -> Iterator[None]:
     try:
         yield
     except (OklError, ValueError) as exc:
-        words = re.sub(r"\blearner\.(\w+)=?", r"\1=", str(exc))
-        raise type(exc)(words) from None
+        raise _in_python_words(exc) from None
+
+
+def _in_python_words(exc: Exception) -> Exception:
+    """``exc`` with its ``learner.key`` words as ``key=`` (see :func:`_python_words`)."""
+    return type(exc)(re.sub(r"\blearner\.(\w+)=?", r"\1=", str(exc)))
 
 
 class _Adapter(base.Estimator):
@@ -146,8 +150,10 @@ class _Adapter(base.Estimator):
     def _learn(self, x: dict, y: float) -> None:
         vector = self._vector(x)
         if vector is not None:
-            with _python_words():
+            try:  # _python_words' rule, without a context manager's 2-3 µs in every round
                 self._okl.learn_one(vector, y)
+            except (OklError, ValueError) as exc:
+                raise _in_python_words(exc) from None
 
 
 class Regressor(_Adapter, base.Regressor):
