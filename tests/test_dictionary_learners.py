@@ -644,6 +644,33 @@ def test_a_point_joining_a_round_played_alone_is_projected_and_embedded_once(mon
     assert learner.kors.size > 20 and again == []
 
 
+def test_a_joining_round_refused_for_memory_changes_nothing_and_can_be_played_again(monkeypatch):
+    """A round played alone whose point would join, refused by the history's memory check, raises before KORS, the
+    map or the ridge grow: learning that round again once memory allows gives the rounds of the blocks."""
+    from okl.dictionary.history import History
+    from okl.errors import ResourceError
+
+    rng = np.random.default_rng(7)
+    X, y = rng.uniform(-1, 1, (200, 3)), rng.normal(size=200)
+    reference = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1).predict_learn_block(X, y)
+    learner = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1)
+    ours, refused = [], 0
+    for x_t, y_t in zip(X, y, strict=True):
+        ours.append(learner.predict_one(x_t))
+        sizes = learner.kors.size, learner.kors.t, learner.map.dim, learner.ridge.dim, learner.history.n
+        if learner.model_size and not refused and learner._one(x_t)[5]:
+            widen = History._widen
+            monkeypatch.setattr(History, "_widen", lambda *a: (_ for _ in ()).throw(ResourceError("no memory")))
+            with pytest.raises(ResourceError, match="no memory"):
+                learner.learn_one(x_t, y_t)
+            assert (learner.kors.size, learner.kors.t, learner.map.dim, learner.ridge.dim, learner.history.n) == sizes
+            monkeypatch.setattr(History, "_widen", widen)
+            refused += 1
+        learner.learn_one(x_t, y_t)
+    assert refused == 1
+    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
+
+
 def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_first_round():
     """carry=mapped: Ã mapped into the new embedding has no curvature on a new direction, and its pseudo-inverse
     leaves ω there at 0; the dictionary starts empty, so every prediction is 0. carry=alpha (α there) learns."""

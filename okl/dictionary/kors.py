@@ -100,7 +100,6 @@ class KORS:
         self.index = np.zeros(0, dtype=np.int64)  # round (0-based) at which each dictionary point joined
         self.t = 0  # rounds seen
         self.p_sum = 0.0  # Σ_s p̃_s (Theorem 2(2): E|I_t| = Σ p̃_s)
-        self._last: tuple | None = None  # the last single input's projection (see _project)
         warm(self.peek_many, np.zeros((1, d)))  # compile (or load) the loops now, not inside timed rounds
         warm(_join, np.zeros((2, 1)), np.zeros(2), 0, 0, np.zeros(1), 1.0, np.zeros(1))  # a point joining
 
@@ -179,17 +178,11 @@ class KORS:
         return Wt, np.einsum("ij,ij->i", Wt[:, :m], Wt[:, :m]), self.kernel.diag(X) * s * s, scaled
 
     def _project(self, X, s, scaled) -> np.ndarray:
-        """(L⁻¹ K̄(I, X))ᵀ, C order (the GIL is released during the product). A round played one input at a
-        time projects x_t to peek (the prediction) and again to play (learning): the second is a copy."""
-        key = (X.tobytes(), s.tobytes(), self.size, scaled) if len(X) == 1 else None
-        if key is not None and self._last is not None and self._last[0] == key:
-            return self._last[1].copy()
+        """(L⁻¹ K̄(I, X))ᵀ, C order (the GIL is released during the product)."""
         K = self.kernel(X, self.X)
         if scaled:
             K *= s[:, None] * self.scale[None, :]
         dtrmm(LEFT, LOWER, NO_TRANS, 1.0, self.L_inv, K.T)
-        if key is not None:
-            self._last = (key, K.copy())
         return K
 
     def _play(self, X, s, t0, commit, added, tau, p, pool) -> None:
@@ -266,7 +259,7 @@ def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
 def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
     """One unscaled round as compiled code (the arguments of :meth:`KORS.one`, then k(x, x) and w holding
     k(I, x)): w ← L⁻¹ k(I, x), then Eq. 4; returns (τ̃, p̃, joins). The per-round twin of ``_projections``
-    and ``_scan``; a round that does not join is then recorded by :meth:`KORS.skip`."""
+    and ``_scan``; the round is then recorded by :meth:`KORS.skip`, or by :meth:`KORS.join_one` with w when it joins."""
     norm = 0.0
     if len(w):
         dtrmv(LOWER, NO_TRANS, L_inv, w)

@@ -223,7 +223,7 @@ def _checked_round(name: str, method):
     """The checks of ``predict_one(x)`` and ``learn_one(x, y)``."""
 
     def checked(self, x, *rest):
-        if type(x) is not np.ndarray or x.dtype is not _FLOAT64:
+        if type(x) is not np.ndarray or (x.dtype is not _FLOAT64 and x.dtype != _FLOAT64):
             x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.d,):
             raise ValueError(f"{self.name}: {name} takes {_wanted(False, self.d)}, got {_described(x)}")
@@ -243,7 +243,7 @@ def _checked_block(name: str, method):
     """The checks of ``predict_many(X)`` and ``predict_learn_block(X, y)``."""
 
     def checked(self, X, *rest):
-        if type(X) is not np.ndarray or X.dtype is not _FLOAT64:
+        if type(X) is not np.ndarray or (X.dtype is not _FLOAT64 and X.dtype != _FLOAT64):
             X = np.asarray(X, dtype=np.float64)
         if X.shape != ((len(X), self.d) if X.ndim == 2 else (self.d,)):
             raise ValueError(f"{self.name}: {name} takes {_wanted(True, self.d)}, got {_described(X)}")
@@ -261,7 +261,7 @@ def _checked_block(name: str, method):
     return checked
 
 
-_FLOAT64 = np.dtype(np.float64)  # numpy's one instance of the native float64 dtype
+_FLOAT64 = np.dtype(np.float64)  # the native float64 dtype: most arrays hold this instance (an unpickled one, its own)
 
 
 def _bad_label(learner: str, name: str, y: np.ndarray) -> str:

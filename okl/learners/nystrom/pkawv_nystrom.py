@@ -25,11 +25,13 @@ join is one compiled call to predict (KORS's Eq. 4 on L⁻¹k(I, x), φ̃(x) = R
 the ridge's v = A⁻¹φ̃) and one to learn (Algorithm 1's rank-one update with that v), O(m² + md) as in a block;
 a round whose point joins adds it from that same call's kernel row, projection and embedding (KORS's new row of
 L, the map's l = φ̃(x), ψ(x) = ρ), and its one pass over the history (O(nm), which a block shares between all the
-points it adds) serves both its prediction and its addition. Measured on casp (pkrr, σ = λ = 1, m = 169 at the
-end, ``okl-bench``'s per-round line): 7.0 s of learner time before this path, 1.4-1.6 s with it, against 0.3-0.4 s
-in blocks; 0.44 s of it are the 169 passes. The floor of a round that adds no point is its four BLAS-2 products
-(two triangular, Pφ̃ and the rank-one update: about 4 µs each at m = 169, bound by reading the m×m matrices from
-the core's cache; a block does the same work as matrix products).
+points it adds) serves both its prediction and its addition. The floor of a round that adds no point is its four
+BLAS-2 products (two triangular, Pφ̃ and the rank-one update: about 4 µs each at m = 169, bound by reading the
+m×m matrices from the core's cache; a block does the same work as matrix products). Measured on casp (pkrr,
+σ = λ = 1, m = 169 at the end, ``okl-bench``'s per-round line, idle machine): 7.0 s of learner time with calls
+through KORS, the map and the ridge, 1.4-1.6 s with the compiled calls, against 0.3-0.4 s in blocks; then (in
+one process, a loaded machine, against the commit before) a joining round taken from its prediction: CPU
+2.29-2.40 → 2.04-2.21 s, the 169 joining rounds 0.64-1.01 → 0.48-0.77 s.
 
 Two threads: while the ridge plays SUB rounds, a second thread embeds the next SUB (kernel rows, the
 triangular product, and the new coordinates' statistics over them) and records the last ones in the
@@ -157,9 +159,9 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
             self._play_block(X, np.array([y], dtype=np.float64), self._selected(X))
             return
         self._pending = None
-        _, h, p, phi, v, joins = one
+        _, h, p, phi, v, joins, w = one
         if joins:
-            self._join_one(x, y, p, phi)
+            self._join_one(x, y, p, phi, w)
             return
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.kors.skip(p)
@@ -167,19 +169,21 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         # ``recorded`` stays: the sizes it ends with (the last block's, or a round that added a point) are this
         # round's, since a round that adds no point changes neither size
 
-    def _join_one(self, x: np.ndarray, y: float, p: float, phi: np.ndarray) -> None:
+    def _join_one(self, x: np.ndarray, y: float, p: float, phi: np.ndarray, w: np.ndarray) -> None:
         """A round whose point x joins KORS's dictionary, played alone: the block path's steps for one round
-        (:meth:`_play_block`), from what its prediction computed. KORS gains x with its projection L⁻¹k(I, x) (the
-        ``w`` of :func:`_peek_one`); if x leaves the span (ρ² > TOL), the map gains it with l = φ̃(x), the ridge
-        gains the coordinate ψ with its statistics over the past rounds (the prediction's pass over the history,
-        reused: :meth:`~okl.dictionary.history.History.add_coordinates`), and the round is played on (φ̃(x), ψ(x) =
-        ρ). O(m² + nm) as the block of one round, without its three more kernel rows and projections of x."""
-        self.kors.join_one(x, self._buffers[1], p)
+        (:meth:`_play_block`), from what its prediction computed. KORS gains x with its projection w = L⁻¹k(I, x);
+        if x leaves the span (ρ² > TOL), the map gains it with l = φ̃(x), the ridge gains the coordinate ψ with its
+        statistics over the past rounds (the prediction's pass over the history, reused:
+        :meth:`~okl.dictionary.history.History.add_coordinates`, which may refuse for memory: it runs before anything
+        else changes), and the round is played on (φ̃(x), ψ(x) = ρ). O(m² + nm) as the block of one round, without
+        its three more kernel rows and projections of x."""
         rho2 = self._residual(x, phi)
-        if rho2 > TOL:
-            rho = float(np.sqrt(rho2))
+        rho = float(np.sqrt(rho2)) if rho2 > TOL else 0.0
+        if rho:
             new = x[None, :], phi[None, :], np.array([[1.0 / rho]])
             cross, gram, target = self.history.add_coordinates(self.map.kernel, *new)
+        self.kors.join_one(x, w, p)
+        if rho:
             self.map.append(x, phi, rho)
             self.ridge.add_feature(cross[:, 0], gram[0, 0], target[0])
             phi = np.append(phi, rho)
@@ -195,10 +199,10 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
 
     def _one(self, x: np.ndarray) -> tuple | None:
         """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
-        φ̃(x), v, joins), with the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1 and KORS's p̃, all in the current
-        span (ŷ is not the prediction when x joins and leaves the span: :meth:`predict_one`); None when the span is
-        empty. O(m² + md), the cost of a round of a block; the calls through KORS, the map and the ridge, each with
-        its numpy overhead, cost 5× more (see the module)."""
+        φ̃(x), v, joins, w), with the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1, KORS's p̃ and projection
+        w = L⁻¹k(I, x), all in the current span (ŷ is not the prediction when x joins and leaves the span:
+        :meth:`predict_one`); None when the span is empty. O(m² + md), the cost of a round of a block; the calls
+        through KORS, the map and the ridge, each with its numpy overhead, cost 5× more (see the module)."""
         key = (x.tobytes(), self.kors.t)
         if self._pending is not None and self._pending[0] == key:
             return self._pending[1]
@@ -224,7 +228,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
                 phi,
                 v,
             )
-            one = (*found[:3], phi, v, found[3])
+            one = (*found[:3], phi, v, found[3], w)
         self._pending = key, one
         return one
 
@@ -298,7 +302,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         one = self._one(x)
         if one is None:
             return float(self.predict_many(x[None, :])[0])
-        y_hat, _, _, phi, _, joins = one
+        y_hat, _, _, phi, _, joins, _ = one
         rho2 = self._residual(x, phi) if joins else 0.0
         return float(self._with_new_coordinates(x[None, :], phi[None, :], np.array([rho2]))[0]) if rho2 > TOL else y_hat
 
