@@ -1,14 +1,18 @@
 """OmegaConf's interpolations parsed once per process (:func:`parsed_once`), for the composition of configs
-(:mod:`okl.compose`) and their resolution (:func:`okl.config.plan`)."""
+(:mod:`okl.compose`) and their resolution (:func:`okl.config.plan`), and a config resolved to plain data at a
+fraction of OmegaConf's cost (:func:`resolved`)."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import omegaconf.base
+from omegaconf import AnyNode, Container, DictConfig, Node, ValueNode
 
+TOP_LEVEL = re.compile(r"\$\{([A-Za-z_]\w*)\}")  # ``${sigma}``: an interpolation of a top-level key
 PARSED_AT_MOST = 4096  # interpolation strings kept parsed (:func:`parsed_once`)
 _parsed: dict[tuple[str, str, str], Any] = {}
 
@@ -37,3 +41,42 @@ def parsed_once() -> Iterator[None]:
         yield
     finally:
         omegaconf.base.parse = original
+
+
+def resolved(cfg: DictConfig) -> dict[str, Any]:
+    """``OmegaConf.to_container(cfg, resolve=True)``, the same dict at a third of the cost (the 300 run configs of
+    ``pros_n_kons_table1``: 0.3-0.4 → 0.1 s, measured, most of it OmegaConf resolving each ``sink.root``'s
+    ``oc.env``). OmegaConf's walk validates each key it reads and dereferences each node; this one reads the nodes'
+    content and has OmegaConf resolve only the interpolations, but for the most common: an :class:`~omegaconf.AnyNode`
+    holding ``${key}`` of a top-level value node that is no interpolation and not missing, which OmegaConf resolves to
+    that node, whose value ``to_container`` then takes. Errors are OmegaConf's, not formatted as ``to_container``
+    formats them (a full key on later lines): a caller wanting those calls ``to_container`` on failure."""
+    top = cfg._get_root().__dict__["_content"]
+    with parsed_once():
+        return _container(cfg, top if isinstance(top, dict) else {})
+
+
+def _container(node: Container, top: dict[str, Node]) -> Any:
+    content = node.__dict__["_content"]  # what OmegaConf's tests of a container read: None, "???", "${...}"
+    if content is None or content == "???":
+        return content
+    if isinstance(content, str):
+        node = node._dereference_node()
+        content = node.__dict__["_content"]
+    if isinstance(content, dict):
+        return {key: _value(child, top) for key, child in content.items()}
+    return [_value(child, top) for child in content]
+
+
+def _value(node: Node, top: dict[str, Node]) -> Any:
+    if "_content" in node.__dict__:  # a container
+        return _container(node, top)
+    value = node._value()
+    if not (isinstance(value, str) and "${" in value and node._is_interpolation()):  # "${": OmegaConf's own test
+        return value
+    match = TOP_LEVEL.fullmatch(value) if type(node) is AnyNode else None
+    target = top.get(match.group(1)) if match else None
+    if isinstance(target, ValueNode) and not target._is_interpolation() and not target._is_missing():
+        return target._value()
+    node = node._dereference_node()
+    return _container(node, top) if "_content" in node.__dict__ else node._value()
