@@ -13,6 +13,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.basecontainer import BaseContainer
 from omegaconf.errors import OmegaConfBaseException
 
 import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
@@ -306,9 +307,10 @@ def _same_resolved(cfg) -> None:
 
 
 def test_configs_resolve_as_omegaconf_resolves_them(monkeypatch):
-    """Interpolations of top-level keys (okl's shortcut), of other nodes, of a whole mapping, inside a string,
-    chained, into a typed node (converted), escaped, resolvers, missing and null values, and a config that is not
-    the root; an interpolation that does not resolve is OmegaConf's error."""
+    """Interpolations of top-level keys and ``oc.env`` (okl's shortcuts, the latter with defaults the grammar reads
+    as strings or not, and with another resolver registered in its place), of other nodes, of a whole mapping,
+    inside a string, chained, into a typed node (converted), escaped, other resolvers, missing and null values, and
+    a config that is not the root; an interpolation that does not resolve is OmegaConf's error."""
     from okl.config import plan
     from okl.errors import ConfigError
     from okl.interpolation import resolved
@@ -347,6 +349,16 @@ def test_configs_resolve_as_omegaconf_resolves_them(monkeypatch):
         _same_resolved(node)
     _same_resolved(OmegaConf.create({"learner": {"a": "${x}"}, "x": "${oc.env:OKL_TEST_ENV}"}))
     _same_resolved(OmegaConf.create([1, "${0}"]))
+    words = ("results", "null", "NULL", "True", "false", "Inf", "nan", "nullx", "_x", "a-b", "'quoted'", "1", "${n}")
+    env = OmegaConf.create({"n": 1, **{f"w{i}": f"${{oc.env:OKL_TEST_UNSET,{w}}}" for i, w in enumerate(words)}})
+    env.merge_with({"set": "${oc.env:OKL_TEST_ENV,results}", "set_only": "${oc.env:OKL_TEST_ENV}"})
+    monkeypatch.delenv("OKL_TEST_UNSET", raising=False)
+    _same_resolved(env)
+    with pytest.raises(Exception, match="OKL_TEST_UNSET"):
+        resolved(OmegaConf.create({"root": "${oc.env:OKL_TEST_UNSET}"}))
+    monkeypatch.setitem(BaseContainer._resolvers, "oc.env", BaseContainer._resolvers["oc.env"])
+    OmegaConf.register_new_resolver("oc.env", lambda key, default=None: f"another {key}", replace=True)
+    _same_resolved(env)  # a resolver registered in its place is called
     broken = OmegaConf.create({"learner": {"sigma": "${nowhere}"}, "dataset": {}, "comparator": {}})
     with pytest.raises(Exception, match="nowhere"):
         resolved(broken)
