@@ -23,10 +23,16 @@ plain data then once onto the schema: 4 ms per structure against 35 ms for Hydra
 Hydra (so errors stay Hydra's). :meth:`Composer.compose_each` copies a structure's config once for the jobs that set
 the same value nodes (a preset's seeds). Planning ``pros_n_kons_table1`` (then 260 runs, ``okl-bench``'s planning line,
 medians of 3 runs interleaved with the code before these two changes, on a machine another process kept busy): on a
-new machine 3.06 → 1.13 s, once its compositions are kept 0.82 → 0.58 s; what is left is mostly OmegaConf's
-resolution of each run's config in :func:`okl.config.plan` (0.3-0.5 s) and, on a new machine, reading the YAML files
-and composing the 52 structures (0.3 s). With its 300 runs and 60 structures today, on an idle machine: 1.07-1.28 s
-and 0.47-0.70 s.
+new machine 3.06 → 1.13 s, once its compositions are kept 0.82 → 0.58 s. With its 300 runs and 60 structures, on an
+idle machine: 1.07-1.28 s and 0.47-0.70 s, then about a third in OmegaConf's resolution of each run's config and a
+sixth in the first full garbage collection, which went through the ~200,000 objects of the imports. Since, a run's
+config is resolved by :func:`okl.interpolation.resolved` (0.3 → 0.02 s for the 300) and planning freezes the objects
+of the imports (:func:`okl.reproduce.sweep.expand`; collections 0.2 → 0.03 s): ``okl-bench``'s planning line, medians
+of 7 runs interleaved with the code before (a09b7d6), wall (CPU) time, at a load of 3-5.6 on 2 cores: on a new machine
+2.19 (1.40) → 1.33 (0.91) s, once its compositions are kept 0.99 (0.66) → 0.48 (0.33) s. What a new machine spends
+now is mostly composing the 60 structures (0.4 s of CPU: okl's defaults tree and merge, half of it OmegaConf's merge
+onto the schema, a fifth reading the YAML), then planning each run (0.15-0.2 s: building its dataset and learner)
+and, as when kept, reading the preset's sweeper parameters and entering Hydra's context twice (0.1 s).
 
 And the defaults tree's map of known choices, which resolves interpolations in defaults lists, is built only for
 the lists that hold one (:func:`_lazy_interpolation_map`; planning ``pros_n_kons_table1``'s 220 runs: compositions

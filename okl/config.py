@@ -24,7 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 from okl.datasets import DATASETS, Dataset
 from okl.dictionary.kors import WEIGHTS
 from okl.errors import ConfigError, DataError
-from okl.interpolation import parsed_once
+from okl.interpolation import parsed_once, resolved
 from okl.learners import LEARNERS, Learner
 from okl.learners.multikernel.raker import STEPS
 from okl.losses import EVALUATION
@@ -151,8 +151,11 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
     top-level keys the user set on the command line, each of which must reach the run (:func:`unused_keys`;
     a preset or a sweep may set a shared key, such as ``kors``, that only some of its learners read)."""
     try:
-        with parsed_once():
-            values = OmegaConf.to_container(cfg, resolve=True)
+        try:
+            values = resolved(cfg)
+        except Exception:  # noqa: BLE001  (OmegaConf's walk raises it again, formatted as it formats it)
+            with parsed_once():
+                values = OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as exc:
         raise ConfigError(f"cannot resolve the configuration: {str(exc).splitlines()[0]}") from None
     nodes = {}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_module
@@ -11,6 +13,8 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.basecontainer import BaseContainer
+from omegaconf.errors import OmegaConfBaseException
 
 import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
 from hydra_plugins import okl_sweeper
@@ -291,6 +295,88 @@ def test_interpolations_parsed_once_resolve_as_omegaconf_resolves(monkeypatch):
     assert first == {**plain, "learner": {"sigma": 2.0, "n": 1}} and second["learner"]["n"] == 2
     assert plain["learner"]["n"] == 0 and sorted(parses) == sorted(set(parses))  # each string parsed once
     assert {"${sigma}", "${okl_test_count:}", "a${sigma}b"} <= set(parses)
+
+
+def _same_resolved(cfg) -> None:
+    """okl's resolution of ``cfg`` (:func:`okl.interpolation.resolved`) is OmegaConf's, types included."""
+    from okl.interpolation import resolved
+
+    theirs = OmegaConf.to_container(cfg, resolve=True)
+    ours = resolved(cfg)
+    assert ours == theirs and repr(ours) == repr(theirs)
+
+
+def test_configs_resolve_as_omegaconf_resolves_them(monkeypatch):
+    """Interpolations of top-level keys and ``oc.env`` (okl's shortcuts, the latter with defaults the grammar reads
+    as strings or not, and with another resolver registered in its place), of other nodes, of a whole mapping,
+    inside a string, chained, into a typed node (converted), escaped, other resolvers, missing and null values, and
+    a config that is not the root; an interpolation that does not resolve is OmegaConf's error."""
+    from okl.config import plan
+    from okl.errors import ConfigError
+    from okl.interpolation import resolved
+
+    monkeypatch.setenv("OKL_TEST_ENV", "from the environment")
+
+    @dataclass
+    class Typed:
+        sigma: float = "${n}"  # an int converted to a float
+        name: str = "${n}"  # to a string
+        d: Any = None
+        seed: int = "${seed}"
+
+    cfg = OmegaConf.create(
+        {
+            "n": 3,
+            "seed": 1,
+            "chained": "${n}",
+            "missing": "???",
+            "typed": Typed,
+            "learner": {"sigma": "${n}", "eta": "${chained}", "lam": "${typed.sigma}", "tag": "a${n}b", "e": "\\${n}"},
+            "copy": "${learner}",
+            "env": "${oc.env:OKL_TEST_ENV}",
+            "select": "${oc.select:learner.nothing,4}",
+            "items": ["${seed}", {"x": "???"}, None, "${n}"],
+            "none": None,
+            "empty": {},
+            "absent_mapping": "???",
+            "late": "${later}",
+            "later": "${seed}",
+        }
+    )
+    cfg.typed.d = {"missing": "???", "seed": "${seed}"}
+    OmegaConf.set_struct(cfg, True)
+    for node in (cfg, cfg.learner, cfg.typed):
+        _same_resolved(node)
+    _same_resolved(OmegaConf.create({"learner": {"a": "${x}"}, "x": "${oc.env:OKL_TEST_ENV}"}))
+    _same_resolved(OmegaConf.create([1, "${0}"]))
+    words = ("results", "null", "NULL", "True", "false", "Inf", "nan", "nullx", "_x", "a-b", "'quoted'", "1", "${n}")
+    env = OmegaConf.create({"n": 1, **{f"w{i}": f"${{oc.env:OKL_TEST_UNSET,{w}}}" for i, w in enumerate(words)}})
+    env.merge_with({"set": "${oc.env:OKL_TEST_ENV,results}", "set_only": "${oc.env:OKL_TEST_ENV}"})
+    monkeypatch.delenv("OKL_TEST_UNSET", raising=False)
+    _same_resolved(env)
+    with pytest.raises(Exception, match="OKL_TEST_UNSET"):
+        resolved(OmegaConf.create({"root": "${oc.env:OKL_TEST_UNSET}"}))
+    monkeypatch.setitem(BaseContainer._resolvers, "oc.env", BaseContainer._resolvers["oc.env"])
+    OmegaConf.register_new_resolver("oc.env", lambda key, default=None: f"another {key}", replace=True)
+    _same_resolved(env)  # a resolver registered in its place is called
+    broken = OmegaConf.create({"learner": {"sigma": "${nowhere}"}, "dataset": {}, "comparator": {}})
+    with pytest.raises(Exception, match="nowhere"):
+        resolved(broken)
+    with pytest.raises(ConfigError) as error:
+        plan(broken)
+    first = str(pytest.raises(OmegaConfBaseException, OmegaConf.to_container, broken, resolve=True).value)
+    assert str(error.value) == f"cannot resolve the configuration: {first.splitlines()[0]}"
+
+
+def test_every_run_of_every_preset_resolves_as_omegaconf_resolves_it():
+    """The configs :meth:`Composer.compose_each` gives a preset's runs, resolved as ``okl.config.plan`` resolves
+    them (the values a run's plan and id read)."""
+    runs = [sweep.combinations(preset, []) for preset in PRESETS]
+    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+        composer = Composer(GlobalHydra.instance().config_loader())
+        for combos in runs:
+            for cfg in composer.compose_each(combos):
+                _same_resolved(cfg)
 
 
 def test_every_structure_of_every_preset_is_composed_by_okl_as_hydra_composes_it(nothing_kept):

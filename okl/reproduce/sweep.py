@@ -9,6 +9,7 @@ run's plan, so the runs it names are the run directories ``okl-run -m`` writes.
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 from dataclasses import dataclass
 
@@ -77,6 +78,7 @@ def expand(preset: str, overrides: list[str]) -> list[Run]:
     """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one), each
     distinct structure composed once (:class:`okl.compose.Composer`), each config planned before the next is
     drawn (:meth:`~okl.compose.Composer.compose_each`)."""
+    _freeze_imports()
     runs: dict[str, Run] = {}
     combos = combinations(preset, overrides)
     with initialize_config_module(config_module="okl.conf", version_base="1.3"):
@@ -86,6 +88,16 @@ def expand(preset: str, overrides: list[str]) -> list[Run]:
             plan = config.plan(cfg)
             runs.setdefault(str(plan.run_dir().path), Run(tuple(combo), plan, arm))
     return list(runs.values())
+
+
+def _freeze_imports() -> None:
+    """Move the objects this process holds before its first planning (its imports: about 200,000, modules,
+    classes, functions, Hydra's and OmegaConf's state) out of the garbage collector's sight for good
+    (:func:`gc.freeze`), once per process. They live as long as the process anyway, but the first full collection,
+    which the objects planning makes set off, would go through every one of them: 0.1-0.2 s of planning
+    ``pros_n_kons_table1`` on a new machine (0.2 → 0.03 s in collections, measured)."""
+    if not gc.get_freeze_count():
+        gc.freeze()
 
 
 def replay(run: Run, reference: Run) -> Run:
