@@ -27,8 +27,9 @@ new machine 3.06 → 1.13 s, once its compositions are kept 0.82 → 0.58 s. Wit
 idle machine: 1.07-1.28 s and 0.47-0.70 s, then about a third in OmegaConf's resolution of each run's config and a
 sixth in the first full garbage collection, which went through the ~200,000 objects of the imports. Since, a run's
 config is resolved by :func:`okl.interpolation.resolved` (0.3 → 0.02 s for the 300) and planning freezes the objects
-of the imports (:func:`okl.reproduce.sweep.expand`; collections 0.2 → 0.03 s): ``okl-bench``'s planning line, medians
-of 7 runs interleaved with the code before (a09b7d6), wall (CPU) time, at a load of 3-5.6 on 2 cores: on a new machine
+of the imports while it runs (:func:`okl.reproduce.sweep.expand`; collections 0.2 → 0.03 s): ``okl-bench``'s planning
+line, medians of 7 runs interleaved with the code before (a09b7d6), wall (CPU) time, at a load of 3-5.6 on 2 cores: on
+a new machine
 2.19 (1.40) → 1.33 (0.91) s, once its compositions are kept 0.99 (0.66) → 0.48 (0.33) s. What a new machine spends
 now is mostly composing the 60 structures (0.4 s of CPU: okl's defaults tree and merge, half of it OmegaConf's merge
 onto the schema, a fifth reading the YAML), then planning each run (0.15-0.2 s: building its dataset and learner)

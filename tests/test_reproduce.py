@@ -53,6 +53,28 @@ def test_sweep_expands_the_runs_okl_run_m_writes(okl_run, results_root):
     assert [(r.arm, r.seed) for r in runs] == [(a, s) for a in arms for s in range(5)]
 
 
+def test_planning_hides_the_older_objects_from_the_collector_only_while_it_plans(no_data, monkeypatch):
+    """sweep.expand freezes the objects that were there before it (a full collection went through the imports'
+    200,000 during planning) and hands them back to the collector when it returns, so a caller's objects are
+    not kept from it for good; a process that froze objects itself keeps them frozen."""
+    import gc
+
+    from okl import config
+
+    seen, plan = [], config.plan
+    monkeypatch.setattr(config, "plan", lambda cfg: seen.append(gc.get_freeze_count()) or plan(cfg))
+    assert gc.get_freeze_count() == 0
+    sweep.expand("pros_n_kons_table1", ["seed=0", "dataset=casp", "arm/pros_n_kons=pros_n_kons"])
+    assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        sweep.expand("pros_n_kons_table1", ["seed=0", "dataset=casp", "arm/pros_n_kons=pros_n_kons"])
+        assert gc.get_freeze_count() > 0.9 * frozen  # (frozen objects freed meanwhile leave the count)
+    finally:
+        gc.unfreeze()
+
+
 def test_seeds_set_on_one_composition_reach_stream_and_learner(no_data):
     runs = sweep.expand("pros_n_kons_table1", ["seed=range(0,3)", "dataset=casp", "arm/pros_n_kons=pros_n_kons"])
     assert [(r.seed, r.plan.dataset.params.seed, r.plan.learner.params.seed) for r in runs] == [

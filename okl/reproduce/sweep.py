@@ -8,9 +8,11 @@ run's plan, so the runs it names are the run directories ``okl-run -m`` writes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hydra import initialize_config_module
@@ -78,10 +80,9 @@ def expand(preset: str, overrides: list[str]) -> list[Run]:
     """The distinct runs of the preset's sweep with ``overrides`` (identical plans collapse to one), each
     distinct structure composed once (:class:`okl.compose.Composer`), each config planned before the next is
     drawn (:meth:`~okl.compose.Composer.compose_each`)."""
-    _freeze_imports()
     runs: dict[str, Run] = {}
     combos = combinations(preset, overrides)
-    with initialize_config_module(config_module="okl.conf", version_base="1.3"):
+    with _older_objects_frozen(), initialize_config_module(config_module="okl.conf", version_base="1.3"):
         composer = Composer.current()
         for combo, cfg in zip(combos, composer.compose_each(combos), strict=True):
             arm = next((o.split("=", 1)[1] for o in combo if o.startswith(ARM)), cfg.learner.name)
@@ -90,14 +91,22 @@ def expand(preset: str, overrides: list[str]) -> list[Run]:
     return list(runs.values())
 
 
-def _freeze_imports() -> None:
-    """Move the objects this process holds before its first planning (its imports: about 200,000, modules,
-    classes, functions, Hydra's and OmegaConf's state) out of the garbage collector's sight for good
-    (:func:`gc.freeze`), once per process. They live as long as the process anyway, but the first full collection,
-    which the objects planning makes set off, would go through every one of them: 0.1-0.2 s of planning
-    ``pros_n_kons_table1`` on a new machine (0.2 → 0.03 s in collections, measured)."""
-    if not gc.get_freeze_count():
-        gc.freeze()
+@contextlib.contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """The objects this process held before planning (its imports: about 200,000 modules, classes, functions,
+    Hydra's and OmegaConf's state) out of the garbage collector's sight while it plans (:func:`gc.freeze`, then
+    :func:`gc.unfreeze`, unless the process froze objects itself): the first full collection, which the objects
+    planning makes set off, went through every one of them: 0.1-0.2 s of planning ``pros_n_kons_table1`` on a new
+    machine (0.2 → 0.03 s in collections, measured). Afterwards they are the collector's again (a library call
+    does not keep a caller's objects from it for good)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def replay(run: Run, reference: Run) -> Run:
