@@ -112,6 +112,12 @@ def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, result
     assert "0.06773 ± 0.00105" in casp and "Table 1" in casp
     # 8 arms, 7 replays: the ablation kernel_awv_search3x20 changes the adversary, so it is not replayed
     assert json.loads((out / "pkawv_fig3_adversary.json").read_text())["runs"] == 15
+    # its runs play its own smoke_rounds (the paper's n = 80: its adversary's search is the costly part), the
+    # other artefacts' runs SMOKE_ROUNDS
+    adversary = catalog.load("pkawv_fig3_adversary")
+    for artefact, rounds in ((adversary, 80), (catalog.load("pkawv_taylor_convergence"), pipeline.SMOKE_ROUNDS)):
+        runs = sweep.expand(artefact.name, pipeline.Options.make(None, True).overrides_of(artefact))
+        assert {r.plan.run_dir().manifest().rounds for r in runs} == {rounds}, artefact.name
     # a second pass runs nothing: every run (and replay) is reused
     code, stdout, _ = reproduce(capsys, "pkawv_fig3_adversary", "pros_n_kons_table1", "--smoke", "--out", str(out))
     assert code == 0 and "playing" not in stdout and stdout.count("all done before (reused)") == 3
