@@ -190,13 +190,18 @@ def test_okl_bench_names_the_benchmarks_for_an_unknown_case(capsys, name, tmp_pa
     assert stderr == f"okl-bench: error: {name!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}\n"
 
 
-def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys):
+def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys, monkeypatch):
+    """The planning line is timed by test_okl_bench_times_the_planning_of_the_largest_preset (two fresh processes
+    planning 300 runs): here it only has to reach the report."""
+    planning = "Planning the largest preset: timed by its own test."
+    monkeypatch.setattr(bench_cli, "planning", lambda: planning)
     out = tmp_path / "bench"
     code, stdout, _ = call(
         lambda: bench_cli.main(["bench_synthetic", "bench_polk", "--smoke", "--out", str(out)]), capsys
     )
     assert code == 0, stdout
     text = (out / "BENCHMARKS.md").read_text()
+    assert f"\n{planning}\n" in text
     row = next(line for line in text.splitlines() if line.startswith("| synthetic | pkawv_taylor2 |"))
     assert "| 255 |" in row  # the authors' code, beside ours
     assert (out / "bench_polk.png").exists()
