@@ -190,6 +190,27 @@ def test_chunked_stream_equals_whole_file_loading(no_data, monkeypatch):
             np.testing.assert_array_equal(a, b)
 
 
+def test_the_scaling_statistics_are_computed_once_per_process_for_each_state_of_the_files(no_data, monkeypatch):
+    """okl-reproduce --smoke passed over all of a dataset's rows for each of its 200-round runs."""
+    write_susy(no_data, monkeypatch, n=3000)
+    of, passes = real.Stats.of, []
+    monkeypatch.setattr(real.Stats, "of", lambda chunks: passes.append(1) or of(chunks))
+
+    def stream(**kw):
+        return [np.concatenate(c) for c in zip(*DATASETS.get("susy")(preset="pkawv", **kw).chunks(), strict=True)]
+
+    first, again = stream(), stream()
+    assert len(passes) == 1  # standardized with the statistics of the first pass
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    stream(length=2000)
+    assert len(passes) == 2  # other rows selected: their own statistics
+    write_susy(no_data / "other", monkeypatch, n=3000, seed=1)
+    monkeypatch.setenv("OKL_DATA_DIR", str(no_data / "other"))
+    other = stream()
+    assert len(passes) == 3 and not np.array_equal(other[0], first[0])  # other files: computed again
+
+
 def test_shuffle_is_a_seeded_permutation_of_file_order(no_data, monkeypatch):
     write_susy(no_data, monkeypatch, n=3000)
 

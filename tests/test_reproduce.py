@@ -134,6 +134,12 @@ def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, result
     assert "0.06773 ± 0.00105" in casp and "Table 1" in casp
     # 8 arms, 7 replays: the ablation kernel_awv_search3x20 changes the adversary, so it is not replayed
     assert json.loads((out / "pkawv_fig3_adversary.json").read_text())["runs"] == 15
+    # its runs play its own smoke_rounds (the paper's n = 80: its adversary's search is the costly part), the
+    # other artefacts' runs SMOKE_ROUNDS
+    adversary = catalog.load("pkawv_fig3_adversary")
+    for artefact, rounds in ((adversary, 80), (catalog.load("pkawv_taylor_convergence"), pipeline.SMOKE_ROUNDS)):
+        runs = sweep.expand(artefact.name, pipeline.Options.make(None, True).overrides_of(artefact))
+        assert {r.plan.run_dir().manifest().rounds for r in runs} == {rounds}, artefact.name
     # a second pass runs nothing: every run (and replay) is reused
     code, stdout, _ = reproduce(capsys, "pkawv_fig3_adversary", "pros_n_kons_table1", "--smoke", "--out", str(out))
     assert code == 0 and "playing" not in stdout and stdout.count("all done before (reused)") == 3
@@ -206,13 +212,18 @@ def test_okl_bench_names_the_benchmarks_for_an_unknown_case(capsys, name, tmp_pa
     assert stderr == f"okl-bench: error: {name!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}\n"
 
 
-def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys):
+def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, capsys, monkeypatch):
+    """The planning line is timed by test_okl_bench_times_the_planning_of_the_largest_preset (two fresh processes
+    planning 300 runs): here it only has to reach the report."""
+    planning = "Planning the largest preset: timed by its own test."
+    monkeypatch.setattr(bench_cli, "planning", lambda: planning)
     out = tmp_path / "bench"
     code, stdout, _ = call(
         lambda: bench_cli.main(["bench_synthetic", "bench_polk", "--smoke", "--out", str(out)]), capsys
     )
     assert code == 0, stdout
     text = (out / "BENCHMARKS.md").read_text()
+    assert f"\n{planning}\n" in text
     row = next(line for line in text.splitlines() if line.startswith("| synthetic | pkawv_taylor2 |"))
     assert "| 255 |" in row  # the authors' code, beside ours
     assert (out / "bench_polk.png").exists()

@@ -6,7 +6,7 @@ Examples::
     okl-reproduce pkawv_fig4_casp                 # run what is missing, draw figures/pkawv_fig4_casp.png
     okl-reproduce --all --jobs 2                  # every artefact (make figures); REPRODUCTION.md
     okl-reproduce --all --jobs 200 --launcher slurm   # the missing runs as SLURM jobs (conf/hydra/launcher/slurm.yaml)
-    okl-reproduce --all --smoke                   # the whole path on 200 rounds, one seed (about a minute)
+    okl-reproduce --all --smoke                   # the whole path on 200 rounds (the adversary: 80), one seed
     okl-reproduce pros_n_kons_table1 --seeds 10   # more seeds than the preset's
     okl-reproduce --all --no-run                  # the report again from the runs there, nothing played
 
@@ -42,7 +42,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--all", action="store_true", help="every artefact")
     parser.add_argument("--seeds", type=int, help="seeds 0..K-1 for every run (default: the presets')")
     parser.add_argument("--no-run", action="store_true", help="draw from the runs already there")
-    parser.add_argument("--smoke", action="store_true", help="200 rounds and one seed per run: the whole path, fast")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="200 rounds (or the artefact's smoke_rounds) and one seed per run: the whole path, fast",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs played in parallel (one process each)")
     parser.add_argument(
         "--launcher",

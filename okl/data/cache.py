@@ -312,12 +312,18 @@ class CachedPart:
     def rows(self) -> int:
         return self.meta["rows"]
 
+    @property
+    def state(self) -> tuple:
+        """The state of the part's files on disk (folder, then inode, size and modification time of each array):
+        what a result computed from the arrays in this process is kept under."""
+        files = [os.stat(self.directory / f"{k}.bin") for k in ("x", "y")]
+        return (self.directory, *((f.st_ino, f.st_size, f.st_mtime_ns) for f in files))
+
     def check(self) -> None:
         """Raise DataError when the arrays are not the bytes that were parsed (a flipped bit: their sha256 is
         recorded in meta.json) or hold NaN or inf (naming the first such row of the source file). One pass
         over the mapped files, once per process for each state of the files on disk."""
-        files = [os.stat(self.directory / f"{k}.bin") for k in ("x", "y")]
-        key = (self.directory, *((f.st_ino, f.st_size, f.st_mtime_ns) for f in files))
+        key = self.state
         if key in CHECKED:
             return
         hx, bad = hashlib.sha256(), None

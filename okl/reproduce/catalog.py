@@ -27,6 +27,7 @@ arms, seeds) plus its file here, which says what the paper shows and reports:
     uncovered:                                # the paper's results no run covers, and why
       - {what: "Table 1, slice and year", why: "..."}
     replay: kernel_awv                        # optional: replay every arm but the ablations on this arm's sequence
+    smoke_rounds: 80                          # optional: the rounds of a run under --smoke (default: SMOKE_ROUNDS)
 
 A reported value is a number or ``[mean, std]``.
 """
@@ -123,6 +124,7 @@ class Artefact:
     uncovered: tuple[tuple[str, str], ...] = ()  # (the paper's result, why no run covers it)
     tolerance: Tolerance | None = Tolerance()  # None: the reported numbers are references, not marked
     replay: str | None = None  # every arm is also replayed on the sequence this arm's run recorded
+    smoke_rounds: int | None = None  # --smoke plays this many rounds per run (None: pipeline.SMOKE_ROUNDS)
 
     def paper_row(self, dataset: str, arm: str) -> Reported | None:
         return next((r for r in self.reported if (r.dataset, r.arm) == (dataset, arm)), None)
@@ -179,6 +181,7 @@ def _load(name: str) -> Artefact:
         uncovered=tuple((u["what"], u["why"]) for u in raw.pop("uncovered", None) or ()),
         tolerance=_tolerance(raw.pop("tolerance", {})),
         replay=raw.pop("replay", None),
+        smoke_rounds=raw.pop("smoke_rounds", None),
     )
     if raw:
         raise ConfigError(f"artefact {name}: unknown keys {sorted(raw)} in {HERE / name}.yaml")

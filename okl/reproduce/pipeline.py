@@ -23,7 +23,7 @@ from okl.reproduce.catalog import Artefact
 from okl.reproduce.metrics import Finished
 from okl.store import FINISHED
 
-SMOKE_ROUNDS = 200  # --smoke: rounds per run (the whole path in about a minute)
+SMOKE_ROUNDS = 200  # --smoke: rounds per run (the whole path in about a minute), unless the artefact sets its own
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,21 @@ class Options:
     fresh: bool = False  # a process of its own per run (its peak RSS is its own)
     launcher: str = "local"  # local (processes of this machine) | submitit_local | slurm (okl.reproduce.execute)
     command: str = "okl-reproduce"  # the command named in the report
+    smoke: bool = False  # --smoke: the overrides hold n=SMOKE_ROUNDS and one seed
 
     @classmethod
     def make(cls, seeds: int | None, smoke: bool, **kwargs) -> Options:
         overrides = [f"n={SMOKE_ROUNDS}", "seed=0"] if smoke else []
         if seeds is not None and not smoke:
             overrides.append(f"seed=range(0,{seeds})")
-        return cls(overrides=tuple(overrides), **kwargs)
+        return cls(overrides=tuple(overrides), smoke=smoke, **kwargs)
+
+    def overrides_of(self, artefact: Artefact) -> list[str]:
+        """The overrides added to the artefact's runs: under --smoke, its own ``smoke_rounds`` where it sets them
+        (the adversary's search costs most of a smoke run: its artefact plays the paper's 80 rounds)."""
+        if self.smoke and artefact.smoke_rounds:
+            return [f"n={artefact.smoke_rounds}" if o.startswith("n=") else o for o in self.overrides]
+        return list(self.overrides)
 
 
 @dataclass
@@ -120,7 +128,7 @@ def failure_lines(outcomes: list[Outcome]) -> list[str]:
 
 def absent_data(artefact: Artefact, options: Options) -> list[str]:
     """The catalog datasets the artefact reads that are neither cached nor raw on disk (data dir, mirror)."""
-    names = sweep.datasets(artefact.name, list(options.overrides))
+    names = sweep.datasets(artefact.name, options.overrides_of(artefact))
     data, mirror = data_dir(), mirror_root()
     return [n for n in names if n in SPECS and not on_disk(SPECS[n], data, mirror)]
 
@@ -137,7 +145,9 @@ def _start(state: _Artefact, options: Options, pool: execute.Pool, history: dict
     state.runs = [
         run
         for root in options.roots
-        for run in sweep.expand(artefact.name, [*options.overrides, *([f"sink.root={root}"] if root else [])])
+        for run in sweep.expand(
+            artefact.name, [*options.overrides_of(artefact), *([f"sink.root={root}"] if root else [])]
+        )
     ]
     _submit(state, state.runs, options, pool, history, say, what="runs")
     if state.pending == 0:
