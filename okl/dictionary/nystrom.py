@@ -65,7 +65,11 @@ class NystromMap:
     def residual(self, z: np.ndarray) -> tuple[np.ndarray, float]:
         """(l, ρ²) of a candidate point z."""
         l = self.transform(z)[0]
-        return l, float(self.kernel.diag(z[None, :])[0] - l @ l)
+        return l, self.squared_residual(z, l)
+
+    def squared_residual(self, z: np.ndarray, l: np.ndarray) -> float:
+        """ρ² = k(z, z) − ||l||², the squared distance of φ(z) to the span, from its coordinates l = φ̃(z)."""
+        return float(self.kernel.diag(z[None, :])[0] - l @ l)
 
     def add(self, z: np.ndarray) -> tuple[np.ndarray, float] | None:
         """Append z to the dictionary; return (l, ρ) or None if z is in the span (ρ² <= TOL)."""

@@ -177,7 +177,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         :meth:`~okl.dictionary.history.History.add_coordinates`, which may refuse for memory: it runs before anything
         else changes), and the round is played on (φ̃(x), ψ(x) = ρ). O(m² + nm) as the block of one round, without
         its three more kernel rows and projections of x."""
-        rho2 = self._residual(x, phi)
+        rho2 = self.map.squared_residual(x, phi)
         rho = float(np.sqrt(rho2)) if rho2 > TOL else 0.0
         if rho:
             new = x[None, :], phi[None, :], np.array([[1.0 / rho]])
@@ -191,11 +191,11 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         h = predict_one(self.ridge.P, self.ridge.b, phi, self.awv, v)[1]
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.history.append_one(x, y, phi)
-        self.recorded = {key: np.array([size]) for key, size in zip(SIZES, (self.map.dim, self.kors.size), strict=True)}
+        self._record_sizes()
 
-    def _residual(self, x: np.ndarray, phi: np.ndarray) -> float:
-        """ρ² = k(x, x) − ||φ̃(x)||², the squared distance of φ(x) to the span."""
-        return float(self.map.kernel.diag(x[None, :])[0] - phi @ phi)
+    def _record_sizes(self) -> None:
+        """``recorded`` as one round's: the map's and KORS's sizes now."""
+        self.recorded = {key: np.array([size]) for key, size in zip(SIZES, (self.map.dim, self.kors.size), strict=True)}
 
     def _one(self, x: np.ndarray) -> tuple | None:
         """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
@@ -303,7 +303,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         if one is None:
             return float(self.predict_many(x[None, :])[0])
         y_hat, _, _, phi, _, joins, _ = one
-        rho2 = self._residual(x, phi) if joins else 0.0
+        rho2 = self.map.squared_residual(x, phi) if joins else 0.0
         return float(self._with_new_coordinates(x[None, :], phi[None, :], np.array([rho2]))[0]) if rho2 > TOL else y_hat
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:

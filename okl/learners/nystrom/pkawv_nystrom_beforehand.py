@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from okl.learners.base import register
-from okl.learners.nystrom.pkawv_nystrom import SIZES, PKAWVNystrom
+from okl.learners.nystrom.pkawv_nystrom import PKAWVNystrom
 from okl.linalg.online_ridge import OnlineRidge
 
 
@@ -41,7 +41,7 @@ class PKAWVNystromBeforehand(PKAWVNystrom):
     def prepared(self) -> None:
         self.map.extend(self.kors.X)
         self.ridge = OnlineRidge(self.map.dim, self.params.lam, awv=self.awv)  # no rounds played yet
-        self.recorded = {key: np.array([size]) for key, size in zip(SIZES, (self.map.dim, self.kors.size), strict=True)}
+        self._record_sizes()
 
     def _record(self, X: np.ndarray, y: np.ndarray, F: np.ndarray) -> None:
         """The span is fixed: nothing to keep."""
