@@ -18,7 +18,7 @@ install: $(STAMP)  ## create .venv and install okl (editable) with its dev tools
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
 run: install  ## run the default experiment (pkawv_taylor on the built-in synthetic stream)

@@ -83,3 +83,15 @@ def test_wheel_install_runs_outside_the_checkout(tmp_path):
     assert run.returncode == 0, run.stderr
     run = only_run(work / "out", learner="pkrr_taylor", dataset="synthetic", seed=0)
     assert run.status() == "complete"
+
+
+def test_the_test_extra_holds_every_extra_and_make_installs_it():
+    """``pip install -e '.[test]'`` (the name the README's test command relies on) gives the suite every extra."""
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    wanted = sorted(set(extras) - {"test"})
+    (bundled,) = (r for r in extras["test"] if r.startswith("okl["))
+    assert sorted(bundled[4:-1].split(",")) == wanted
+    assert {"pytest", "pytest-xdist", "hypothesis"} <= {r.split(">")[0].split("=")[0] for r in extras["test"]}
+    assert "-e '.[test]'" in (REPO / "Makefile").read_text()

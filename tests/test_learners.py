@@ -494,6 +494,14 @@ def test_every_learner_refuses_a_wrong_input_in_one_line_and_keeps_its_state(nam
             rf"^{name}: predict_learn_block got a non-finite label \(inf at index 5\)",
         ),
         (
+            lambda: learner.predict_learn_block(X[60], y[60:63]),
+            rf"^{name}: predict_learn_block takes a B×3 matrix \(B inputs of d=3\), got a vector of 3 numbers$",
+        ),
+        (
+            lambda: learner.predict_many(X[60]),
+            rf"^{name}: predict_many takes a B×3 matrix \(B inputs of d=3\), got a vector of 3 numbers$",
+        ),
+        (
             lambda: learner.predict_learn_block(X[60:70], y[60:69]),
             rf"^{name}: predict_learn_block takes 10 labels, got a vector of 9 numbers$",
         ),

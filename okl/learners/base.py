@@ -245,7 +245,7 @@ def _checked_block(name: str, method):
     def checked(self, X, *rest):
         if type(X) is not np.ndarray or (X.dtype is not _FLOAT64 and X.dtype != _FLOAT64):
             X = np.asarray(X, dtype=np.float64)
-        if X.shape != ((len(X), self.d) if X.ndim == 2 else (self.d,)):
+        if X.ndim != 2 or X.shape[1] != self.d:  # one input is predict_one's, or X[None, :]
             raise ValueError(f"{self.name}: {name} takes {_wanted(True, self.d)}, got {_described(X)}")
         if not _finite(X):
             raise ValueError(f"{self.name}: {name} got a non-finite input ({_first_bad(X)}): drop or impute it")
