@@ -510,6 +510,8 @@ def test_every_learner_refuses_a_wrong_input_in_one_line_and_keeps_its_state(nam
         with pytest.raises(ValueError, match=message) as refused:
             call()
         assert "\n" not in str(refused.value)
+    with pytest.raises(TypeError, match="positional argument"):  # an extra argument was dropped silently
+        learner.learn_one(X[60], y[60], 1.0)
     np.testing.assert_array_equal(
         learner.predict_learn_block(X[60:], y[60:]), clean.predict_learn_block(X[60:], y[60:])
     )

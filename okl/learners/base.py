@@ -234,7 +234,7 @@ def _checked_round(name: str, method):
         y = float(rest[0])
         if not math.isfinite(y):
             raise ValueError(_bad_label(self.name, name, np.asarray(y)))
-        return method(self, x, y)
+        return method(self, x, y, *rest[1:])  # more arguments than the method takes: Python's own TypeError
 
     return checked
 
