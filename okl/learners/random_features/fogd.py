@@ -42,7 +42,7 @@ from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import Learner, register
 from okl.learners.ogd import ogd_block, warm_ogd
-from okl.losses import TRAINING, derivative
+from okl.losses import TRAINING
 from okl.params import ADDED, GaussianParams, dead_zone
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
@@ -103,21 +103,15 @@ class FOGD(Learner):
         return float(self.features.transform(x)[0] @ self.w)
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
-        z = self.features.transform(x)[0]
-        (eta,) = self.eta.next(1)
-        y_hat = float(z @ self.w)
-        if self.params.epsilon and abs(y_hat - y) <= self.params.epsilon:
-            return
-        step = eta * derivative(self._loss, y_hat, y)
-        keep = 1.0 - eta * self.params.lam  # the weight decay of the ridge term
-        if keep != 1.0:
-            self.w *= keep
-        self.w -= step * z
+        """One round of :func:`~okl.learners.ogd.ogd_block` (its step, decay and dead zone: one definition)."""
+        self._play(self.features.transform(x), np.array([y]), np.empty(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out = np.empty(len(y))
+        return self._play(self.features.transform(X), y, np.empty(len(y)))
+
+    def _play(self, Z: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
         p = self.params
-        ogd_block(self.features.transform(X), y, self.w, self.eta.next(len(y)), p.lam, self._loss, p.epsilon, out)
+        ogd_block(Z, y, self.w, self.eta.next(len(y)), p.lam, self._loss, p.epsilon, out)
         return out
 
     @property
