@@ -644,6 +644,27 @@ def test_a_point_joining_a_round_played_alone_is_projected_and_embedded_once(mon
     assert learner.kors.size > 20 and again == []
 
 
+@pytest.mark.parametrize("name", ["pkrr_nystrom", "pkawv_nystrom"])
+def test_points_kors_adds_inside_the_span_played_alone_give_the_blocks_rounds(name):
+    """A stream of 40 repeated inputs: KORS keeps adding points the map already spans (ρ² = 0), rounds the
+    per-round path plays on its prediction's v = A⁻¹φ̃ and h without growing the map or the ridge. Predictions
+    and state equal the blocks'."""
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(-1, 1, (40, 3))[rng.integers(0, 40, 600)], rng.normal(size=600)
+    keys = dict(sigma=0.5, lam=0.1, mu=0.01, beta=3.0)
+    one, blocks = LEARNERS.get(name)(3, **keys), LEARNERS.get(name)(3, **keys)
+    ours, spanned = [], 0
+    for x_t, y_t in zip(X, y, strict=True):
+        ours.append(one.predict_one(x_t))
+        sizes = one.kors.size, one.map.dim
+        one.learn_one(x_t, y_t)
+        spanned += one.kors.size > sizes[0] and one.map.dim == sizes[1] > 0
+    np.testing.assert_allclose(ours, blocks.predict_learn_block(X, y), rtol=1e-9, atol=1e-12)
+    assert spanned > 100 and one.map.dim == blocks.map.dim == 40 and one.kors.size == blocks.kors.size
+    np.testing.assert_allclose(one.ridge.P, blocks.ridge.P, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(one.ridge.b, blocks.ridge.b, rtol=1e-9, atol=1e-12)
+
+
 def test_a_joining_round_refused_for_memory_changes_nothing_and_can_be_played_again(monkeypatch):
     """A round played alone whose point would join, refused by the history's memory check, raises before KORS, the
     map or the ridge grow: learning that round again once memory allows gives the rounds of the blocks."""

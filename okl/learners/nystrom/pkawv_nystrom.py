@@ -161,7 +161,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self._pending = None
         _, h, p, phi, v, joins, w = one
         if joins:
-            self._join_one(x, y, p, phi, w)
+            self._join_one(x, y, p, phi, w, v, h)
             return
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.kors.skip(p)
@@ -169,14 +169,17 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         # ``recorded`` stays: the sizes it ends with (the last block's, or a round that added a point) are this
         # round's, since a round that adds no point changes neither size
 
-    def _join_one(self, x: np.ndarray, y: float, p: float, phi: np.ndarray, w: np.ndarray) -> None:
+    def _join_one(
+        self, x: np.ndarray, y: float, p: float, phi: np.ndarray, w: np.ndarray, v: np.ndarray, h: float
+    ) -> None:
         """A round whose point x joins KORS's dictionary, played alone: the block path's steps for one round
         (:meth:`_play_block`), from what its prediction computed. KORS gains x with its projection w = L⁻¹k(I, x);
         if x leaves the span (ρ² > TOL), the map gains it with l = φ̃(x), the ridge gains the coordinate ψ with its
         statistics over the past rounds (the prediction's pass over the history, reused:
         :meth:`~okl.dictionary.history.History.add_coordinates`, which may refuse for memory: it runs before anything
         else changes), and the round is played on (φ̃(x), ψ(x) = ρ). O(m² + nm) as the block of one round, without
-        its three more kernel rows and projections of x."""
+        its three more kernel rows and projections of x. A point that stays in the span (ρ² <= TOL) is played on the
+        prediction's v = A⁻¹φ̃ and h."""
         rho2 = self.map.squared_residual(x, phi)
         rho = float(np.sqrt(rho2)) if rho2 > TOL else 0.0
         if rho:
@@ -187,8 +190,8 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
             self.map.append(x, phi, rho)
             self.ridge.add_feature(cross[:, 0], gram[0, 0], target[0])
             phi = np.append(phi, rho)
-        v = np.empty(len(phi))
-        h = predict_one(self.ridge.P, self.ridge.b, phi, self.awv, v)[1]
+            v = np.empty(len(phi))
+            h = predict_one(self.ridge.P, self.ridge.b, phi, self.awv, v)[1]
         update_one(self.ridge.P, self.ridge.b, phi, v, h, y)
         self.history.append_one(x, y, phi)
         self._record_sizes()
