@@ -441,6 +441,8 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
     ("polk_fig5_mnist", "ksvm_paper_K0.16"): {"learner.sigma", "learner.K"},
     ("polk_fig5_mnist", "ksvm_sum_K0.16"): {"learner.batch_step"},
+    ("polk_fig5_mnist", "ksvm_sum_sigma4_K0.16"): {"learner.sigma"},
+    ("polk_fig5_mnist", "ksvm_budget_per_point_K0.16"): {"learner.K"},
     **{(f"raker_fig1_{d}", "raker_code_eta05"): {"learner.eta"} for d in ("twitter", "tomshardware", "energy", "air")},
     ("raker_fig1_synthetic", "raker_code_eta05"): {"learner.eta"},
 }
