@@ -424,6 +424,8 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table1", "nogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "fogd_code"): {"learner.D", "learner.sigma", "learner.eta", "learner.epsilon"},
     ("pros_n_kons_table1", "nogd_code"): {"learner.sigma", "learner.eta", "learner.epsilon", "learner.rank"},
+    ("pros_n_kons_table1", "fogd_sigma2_eta0.03"): {"learner.sigma", "learner.eta"},
+    ("pros_n_kons_table1", "nogd_sigma2_eta0.03"): {"learner.sigma", "learner.eta"},
     ("pros_n_kons_table1", "con_kons_mapped"): {"learner.carry"},
     ("pros_n_kons_table1", "con_kons_singular"): {"learner.carry"},
     ("pros_n_kons_table2", "con_kons_singular"): {"learner.carry"},
