@@ -32,7 +32,7 @@ from okl.cli import command
 from okl.system import pin_blas_threads
 
 PROG = "okl-bench"
-LARGEST = "pros_n_kons_table1"  # the preset with the most runs (260; a test checks)
+LARGEST = "pros_n_kons_table1"  # the preset with the most runs (a test checks)
 EXPAND = (
     "import sys, time; from okl.reproduce import sweep; start = time.perf_counter(); "
     "runs = sweep.expand(sys.argv[1], []); print(len(runs), time.perf_counter() - start)"
