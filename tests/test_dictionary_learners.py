@@ -665,6 +665,28 @@ def test_points_kors_adds_inside_the_span_played_alone_give_the_blocks_rounds(na
     np.testing.assert_allclose(one.ridge.b, blocks.ridge.b, rtol=1e-9, atol=1e-12)
 
 
+def test_a_predict_many_between_a_joining_rounds_prediction_and_learning_changes_no_bit():
+    """predict_many at the joining point (its embedding by the map's block transform, which rounds otherwise than
+    the compiled one-round call) between predict_one and learn_one: the learning round adds the coordinate from the
+    pass of its own embedding, not the pass predict_many left, so the state is bit for bit that of plain rounds."""
+    rng = np.random.default_rng(11)
+    X, y = rng.uniform(-1, 1, (400, 4)), rng.normal(size=400)
+    plain, probed = (LEARNERS.get("pkrr_nystrom")(4, sigma=0.7, lam=0.1, seed=2) for _ in range(2))
+    joins = 0
+    for x_t, y_t in zip(X, y, strict=True):
+        plain.predict_one(x_t)
+        plain.learn_one(x_t, y_t)
+        probed.predict_one(x_t)
+        size = probed.map.dim
+        if size and probed._one(x_t)[5]:
+            probed.predict_many(x_t[None, :])
+        probed.learn_one(x_t, y_t)
+        joins += size > 0 and probed.map.dim > size
+    assert joins > 20
+    np.testing.assert_array_equal(probed.ridge.P, plain.ridge.P)
+    np.testing.assert_array_equal(probed.ridge.b, plain.ridge.b)
+
+
 def test_a_joining_round_refused_for_memory_changes_nothing_and_can_be_played_again(monkeypatch):
     """A round played alone whose point would join, refused by the history's memory check, raises before KORS, the
     map or the ridge grow: learning that round again once memory allows gives the rounds of the blocks."""

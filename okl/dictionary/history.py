@@ -52,6 +52,7 @@ class History:
         self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (X, y, Φᵀ) per ROWS rounds
         # the last one-point pass of coordinate_stats (a prediction at a point joining the dictionary): the
         # learning round that adds that point reuses it instead of a second pass (river's predict_one, learn_one)
+        # when it adds the same point with the same L and T⁻¹ (a predict_many in between embeds it otherwise)
         self._last: tuple | None = None
         self._stage = np.zeros((STAGE, 0))  # features of the last ``_staged`` rounds, not yet in their block
         self._staged = 0
@@ -135,7 +136,7 @@ class History:
         m, k = self.m, len(Z)
         last, self._last = self._last, None
         self._widen(m + k)
-        if last is not None and last[:2] == (self.n, m) and np.array_equal(last[2], Z):
+        if last is not None and last[:2] == (self.n, m) and all(map(np.array_equal, last[2], (Z, L, T_inv))):
             for (_, _, Pb), Psi_t in zip(self.blocks, last[3], strict=True):  # the prediction's pass: no second
                 Pb[m : m + 1, : Psi_t.shape[1]] = Psi_t
             stats = last[4]
@@ -174,7 +175,7 @@ class History:
             if kept is not None:
                 kept += second[3]
         if kept is not None:
-            self._last = (self.n, self.m, Z.copy(), kept, stats[:3])
+            self._last = (self.n, self.m, (Z.copy(), L.copy(), T_inv.copy()), kept, stats[:3])
         return stats[:3]
 
     def _stats(self, blocks: range, kernel: Kernel, Z, L, T_inv, store: bool, kept: list | None = None) -> tuple:
