@@ -46,7 +46,8 @@ defaults lists with interpolations). It relies on three internals of hydra-core 
 ``defaults_list._create_interpolation_map``), which that comparison pins.
 
 Users: the ``okl`` sweeper (``hydra_plugins.okl_sweeper``, the default of ``okl-run -m``, so every
-launcher gets its jobs' configs from here) and ``okl-reproduce``'s expansion of a preset.
+launcher gets its jobs' configs from here), ``okl-reproduce``'s expansion of a preset, and ``okl-run``'s own
+compositions (:func:`main_reads_files_once`).
 
 Example::
 
@@ -76,8 +77,10 @@ from typing import Any, ClassVar
 import hydra
 import omegaconf
 from hydra._internal import defaults_list
+from hydra._internal import hydra as hydra_main
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.config_repository import CachingConfigRepository, IConfigRepository
+from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.config_store import ConfigStore
 from hydra.core.default_element import ResultDefault
 from hydra.core.global_hydra import GlobalHydra
@@ -101,10 +104,14 @@ class _SharedFilesLoader(ConfigLoaderImpl):
     composition), and merging each shared beginning of their defaults lists once. Files are not expected to
     change while one process sweeps."""
 
-    def __init__(self, loader: ConfigLoaderImpl) -> None:
-        super().__init__(config_search_path=loader.get_search_path())
+    def __init__(self, config_search_path: ConfigSearchPath) -> None:
+        super().__init__(config_search_path=config_search_path)
         self._files: CachingConfigRepository | None = None
         self._merged: dict[tuple[Any, ...], bytes] = {}  # a defaults list's beginning -> its merge, pickled
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A launcher that ships it to its workers (okl-run -m's loader) ships it without this process's files."""
+        return {**vars(self), "_files": None, "_merged": {}}
 
     def _load_configuration_impl(self, *args: Any, **kwargs: Any) -> DictConfig:
         with _lazy_interpolation_map(), parsed_once():
@@ -118,9 +125,10 @@ class _SharedFilesLoader(ConfigLoaderImpl):
 
     def shared_repo(self, config_name: str) -> CachingConfigRepository:
         """The file cache of every composition (made at the first, with the primary config's search path)."""
-        if self._files is None:
-            self._files = CachingConfigRepository(self.repository)
-            self._process_config_searchpath(config_name, [], self._files)
+        if self._files is None:  # kept once the search path is read (a composition that fails there fails again)
+            files = CachingConfigRepository(self.repository)
+            self._process_config_searchpath(config_name, [], files)
+            self._files = files
         return self._files
 
     def _compose_config_from_defaults_list(self, defaults: list[ResultDefault], repo: IConfigRepository) -> DictConfig:
@@ -163,6 +171,20 @@ def _lazy_interpolation_map() -> Iterator[None]:
         yield
     finally:
         defaults_list._create_interpolation_map = original
+
+
+@contextlib.contextmanager
+def main_reads_files_once() -> Iterator[None]:
+    """Hydra's ``main`` composes a command's config twice, once to read ``hydra.mode`` and once to run (or sweep), each
+    time reading and parsing every config file and merging its defaults list from the start. Within this context the
+    loader it makes is a :class:`_SharedFilesLoader`, which does both once for the two (``okl-run`` of a short run:
+    0.26-0.31 -> 0.11-0.13 s of CPU composing, measured)."""
+    original = hydra_main.ConfigLoaderImpl
+    hydra_main.ConfigLoaderImpl = _SharedFilesLoader
+    try:
+        yield
+    finally:
+        hydra_main.ConfigLoaderImpl = original
 
 
 class Composer:
@@ -296,7 +318,7 @@ class Composer:
 
     def _files(self) -> _SharedFilesLoader:
         if self._shared is None:
-            self._shared = _SharedFilesLoader(self.loader)
+            self._shared = _SharedFilesLoader(self.loader.get_search_path())
         return self._shared
 
     def _own(self, config_name: str) -> OwnComposer:

@@ -18,7 +18,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 import okl.config  # noqa: F401  (registers the schema and the okl sweeper)
 from hydra_plugins import okl_sweeper
-from okl.compose import Composer, _without_hydra, kept_folder
+from okl.compose import Composer, _SharedFilesLoader, _without_hydra, kept_folder
 from okl.defaults_tree import OwnComposer
 from okl.reproduce import sweep
 
@@ -88,6 +88,19 @@ def test_sweep_configs_are_hydras_hydra_node_included(hydra_context):
     composer = Composer(hydra_context)
     for job in [*JOBS, *reversed(JOBS)]:
         _same(composer.load_sweep_config(master, job), hydra_context.load_sweep_config(master, job))
+
+
+def test_okl_runs_two_compositions_from_one_file_cache_are_hydras(hydra_context):
+    """What okl-run's loader (okl.compose.main_reads_files_once) composes for Hydra's main: the config that gives
+    hydra.mode (a sweep's config, unchecked), then the run's, reading the files once for both."""
+    for job in (JOBS[0], JOBS[9], JOBS[14], ["hydra.searchpath=[pkg://okl.conf]", "seed=1"]):
+        shared = _SharedFilesLoader(hydra_context.get_search_path())
+        for mode, extra, checked in ((RunMode.MULTIRUN, [], False), (RunMode.RUN, ["hydra.mode=RUN"], True)):
+            args = ("config", [*job, *extra], mode)
+            _same(
+                shared.load_configuration(*args, validate_sweep_overrides=checked),
+                hydra_context.load_configuration(*args, validate_sweep_overrides=checked),
+            )
 
 
 def test_compose_each_gives_each_job_the_config_compose_gives_it(hydra_context, nothing_kept):

@@ -35,10 +35,12 @@ def main() -> None:
 
         import okl.config  # noqa: F401  (registers the root schema and the plugins)
         from hydra_plugins import okl_sweeper
+        from okl.compose import main_reads_files_once
 
         okl_sweeper.install()  # -m composes each distinct structure once (okl.compose)
 
-        hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
+        with main_reads_files_once():
+            hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
     except KeyboardInterrupt as exc:
         print(f"{PROG}: interrupted; the rounds played so far are saved", file=sys.stderr)
         sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
