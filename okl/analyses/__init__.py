@@ -24,6 +24,11 @@ def pending(plan: Plan, manifest: Manifest) -> list[Analysis]:
     ]
 
 
+def wanted(plan: Plan) -> bool:
+    """Whether the plan wants any post-run analysis (a finished run then keeps its learner for them)."""
+    return any(a.wanted(plan) for a in POST_RUN)
+
+
 def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> Manifest:
     """Compute and record the pending analyses one by one (each recorded as soon as it is done); returns
     the manifest."""
@@ -40,4 +45,4 @@ def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> Ma
     return manifest
 
 
-__all__ = ["POST_RUN", "Analysis", "pending", "run_pending"]
+__all__ = ["POST_RUN", "Analysis", "pending", "run_pending", "wanted"]

@@ -150,7 +150,7 @@ def play(
             )
         if position.t in position.checkpoints:
             writer.checkpoint(**heldout.score(plan, position.t))
-        if writer.due():
+        if writer.due() and position.t < plan.rounds:  # the last part closes as the run finishes (lifecycle)
             writer.close_part(snapshot)
         bar.update(m)
         bar.set_postfix(avg_loss=f"{position.average:.4g}", refresh=False)
