@@ -394,3 +394,20 @@ def test_a_config_file_that_is_not_yaml_is_a_one_line_error_naming_its_line(okl_
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"okl-run: error: cannot read {bad}, line 2, column 9: expected ',' or '}}', but got '{{'")
     assert "internal error" not in err
+
+
+def test_a_run_imports_neither_pandas_nor_the_scipy_it_does_not_use(tmp_path):
+    """okl-run's start-up is paid by every job of a sweep and every okl-run of the suite: pandas (0.3-0.4 s, which
+    pyarrow's ``pa.array`` imported to check its argument's type), scipy.optimize (the adversary's) and scipy.io
+    (MATLAB files) were imported by runs that never used them. A run with held-out checkpoints writes every kind
+    of table the store writes."""
+    code = (
+        "import sys\nfrom okl.cli.run import main\nmain()\n"
+        "print(sorted({'pandas', 'scipy.optimize', 'scipy.io'} & set(sys.modules)))"
+    )
+    argv = ["learner=polk", "dataset=multidist", "dataset.length=300", "checkpoints=2", "progress=false"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], env={**os.environ, "OKL_RESULTS": str(tmp_path)}, capture_output=True
+    )
+    assert done.returncode == 0 and done.stdout.decode().splitlines()[-1] == "[]", done.stderr.decode()
+    assert only_run(tmp_path).heldout() is not None

@@ -291,3 +291,19 @@ def test_a_manifest_reads_back_what_it_wrote_and_run_json_files_of_before_it(tmp
     with pytest.raises(TypeError, match="not fields of a manifest: wal_s"):
         m.update(wal_s=1.0)
 
+
+def test_a_column_is_the_one_pa_array_makes_and_numbers_only():
+    import pyarrow as pa
+
+    from okl.store.files import column
+
+    g = np.random.default_rng(0)
+    for values in (g.standard_normal(7), g.integers(-5, 5, 7), np.array([np.nan, np.inf, 0.0]), [3, 1], [0.5], []):
+        expected = pa.array(np.asarray(values, dtype=np.float64 if len(values) == 0 else None))
+        ours = column(values)
+        assert ours.type == expected.type and ours.null_count == expected.null_count == 0  # NaN a value, not null
+        assert ours.to_numpy().tobytes() == expected.to_numpy().tobytes()
+    X = g.standard_normal((4, 2))
+    assert column(X[:, 1]).equals(pa.array(X[:, 1].copy()))  # a strided view: its values, not its buffer's
+    with pytest.raises(TypeError, match="^a column holds numbers of one native type, not bool in 1 dimensions$"):
+        column(np.array([True, False]))

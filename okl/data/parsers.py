@@ -21,14 +21,15 @@ import io
 import re
 import struct
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pandas as pd
-import scipy.io
 
 from okl.data.catalog import Delimited, Format, Idx, Libsvm, Mat
 from okl.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BLOCK = 1 << 22  # bytes of text per LIBSVM block
 ROWS = 1 << 16  # rows per delimited chunk
@@ -141,6 +142,8 @@ def _finite(X: np.ndarray, y: np.ndarray, where: Callable[[int], str], name: str
 
 def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
     """Chunks of a delimited file; on a malformed record, one line naming it (see :func:`_diagnose`)."""
+    import pandas as pd  # here, not at the top: every okl command imports this module, few read text files
+
     used = None if fmt.features is None else [fmt.target, *fmt.features]
     if used is None and fmt.drop:
         drop = set(fmt.drop)
@@ -253,6 +256,8 @@ def _exactly(stream: BinaryIO, size: int, name: str) -> bytes:
 
 def mat(stream: BinaryIO, fmt: Mat, name: str) -> Chunks:
     """One chunk: ``X`` transposed to T×d and ``y`` flattened."""
+    import scipy.io  # here, not at the top: as pandas in :func:`delimited`
+
     try:
         content = scipy.io.loadmat(io.BytesIO(stream.read()))
         X, y = np.asarray(content[fmt.x_key], dtype=np.float64).T, np.asarray(content[fmt.y_key], np.float64)

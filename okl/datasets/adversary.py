@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from okl.datasets.base import Environment, Generated, register
 from okl.errors import ConfigError
@@ -103,6 +102,8 @@ class Adversary(Environment, Generated):
         screen = g.uniform(-a, a, (p.screen, p.d))
         values, _ = self.gain(query, screen)
         best_x, best = screen[np.argmax(values)], float(values.max())
+        from scipy.optimize import minimize  # here, not at the top: okl-run's start-up does not pay for scipy.optimize
+
         for x0 in screen[np.argsort(-values, kind="stable")[: p.starts]]:
             res = minimize(
                 lambda x: self._negative(query, x),

@@ -25,17 +25,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from okl.errors import DataError
-from okl.store.files import read_json, read_pickle, write_json, write_pickle, write_table
+from okl.store.files import column, read_json, read_pickle, write_json, write_pickle, write_table
 from okl.store.lock import RunLock, describe, gone
 from okl.store.manifest import Manifest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -117,7 +119,7 @@ class RunDir:
         """The rounds written so far (the parts the manifest lists); DataError names a part that cannot be read."""
         parts = self.parts()
         if not parts:
-            return pa.table({c: pa.array([], pa.float64()) for c in columns or ["t"]})
+            return pa.table({c: column(np.empty(0)) for c in columns or ["t"]})
         return pa.concat_tables([self._read_part(p, columns) for p in parts])
 
     def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table:
@@ -143,8 +145,8 @@ class RunDir:
         for path in self.parts():
             part = self._read_part(path)
             rows = part.num_rows
-            column = pa.array(values[start : start + rows], type=pa.float64())
-            write_table(path, part.set_column(part.column_names.index(name), name, column))
+            values_of_part = column(np.asarray(values[start : start + rows], dtype=np.float64))
+            write_table(path, part.set_column(part.column_names.index(name), name, values_of_part))
             start += rows
 
     def inputs(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -160,10 +162,10 @@ class RunDir:
     def heldout(self) -> pd.DataFrame | None:
         """The held-out scores at checkpoints (``t``, ``test_loss``, ``model_size``, ``seconds``), or None."""
         path = self.path / TEST
-        return pd.read_parquet(path) if path.exists() else None
+        return pq.read_table(path).to_pandas() if path.exists() else None
 
     def write_heldout(self, rows: list[dict[str, float]]) -> None:
-        write_table(self.path / TEST, pa.table({k: [r[k] for r in rows] for k in rows[0]}))
+        write_table(self.path / TEST, pa.table({k: column([r[k] for r in rows]) for k in rows[0]}))
 
     # snapshots --------------------------------------------------------------------------------
     def write_snapshot(self, parts: int, state: Any) -> dict[str, str]:

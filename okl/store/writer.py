@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from okl.store.files import write_table
+from okl.store.files import column, write_table
 from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
 from okl.validation import integer_at_least, positive
@@ -124,7 +124,8 @@ class RoundWriter:
             rows = {k: np.concatenate([b[k] for b in self._buffer]) for k in self._buffer[0]}
             index = len(self.manifest.parts)
             path = self.run.part_path(index)
-            write_table(path, pa.table({**rows, "regret": pa.nulls(self._buffered, pa.float64())}))
+            columns = {k: column(v) for k, v in rows.items()}
+            write_table(path, pa.table({**columns, "regret": pa.nulls(self._buffered, pa.float64())}))
             self.manifest.parts.append(f"{ROUNDS}/{path.name}")
             self.last = {k: float(rows[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
             self._buffer, self._buffered = [], 0
