@@ -24,8 +24,8 @@ $(STAMP): pyproject.toml setup.py
 run: install  ## run the default experiment (pkawv_taylor on the built-in synthetic stream)
 	$(VENV)/bin/okl-run
 
-test: install  ## run the test suite (one worker per core: pytest-xdist)
-	$(PY) -m pytest -q -n auto
+test: install  ## run the test suite (one worker per core: pytest-xdist; an idle worker takes tests queued for the other)
+	$(PY) -m pytest -q -n auto --dist worksteal
 
 bench: install  ## speed and memory of the learners (okl-bench: µs/round, wall, peak RSS; 3 fresh-process repeats) -> BENCHMARKS.md
 	$(VENV)/bin/okl-bench
