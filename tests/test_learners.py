@@ -515,3 +515,18 @@ def test_every_learner_refuses_a_wrong_input_in_one_line_and_keeps_its_state(nam
     np.testing.assert_array_equal(
         learner.predict_learn_block(X[60:], y[60:]), clean.predict_learn_block(X[60:], y[60:])
     )
+
+
+def test_fogd_learns_on_the_features_its_prediction_computed():
+    """learn_one(x, y) after predict_one(x) plays the round on the features the prediction computed (FOGD embedded
+    each round twice): the same bits as embedding x again, and never another x's features."""
+    X, y = stream(300, 3)
+    reused, fresh = make("fogd"), make("fogd")
+    for t in range(len(y)):
+        ours = reused.predict_one(X[t])
+        reused.learn_one(X[t], y[t])
+        again = fresh.predict_one(X[t])
+        fresh.predict_one(X[(t + 1) % len(y)])  # its learn_one embeds X[t] again
+        fresh.learn_one(X[t], y[t])
+        assert ours == again, t
+    assert np.array_equal(reused.w, fresh.w)

@@ -97,14 +97,20 @@ class FOGD(Learner):
         self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed, orthogonal=p.orthogonal)
         self.w = np.zeros(self.features.dim)
         self._loss = TRAINING[p.loss]
+        self._last: tuple[np.ndarray, np.ndarray] | None = None  # the last predict_one's x and features
         warm_ogd(self._loss)
 
     def predict_one(self, x: np.ndarray) -> float:
-        return float(self.features.transform(x)[0] @ self.w)
+        z = self.features.transform(x)
+        self._last = (x.copy(), z)  # learn_one(x, y) plays this round on these features
+        return float(z[0] @ self.w)
 
     def learn_one(self, x: np.ndarray, y: float) -> None:
-        """One round of :func:`~okl.learners.ogd.ogd_block` (its step, decay and dead zone: one definition)."""
-        self._play(self.features.transform(x), np.array([y]), np.empty(1))
+        """One round of :func:`~okl.learners.ogd.ogd_block` (its step, decay and dead zone: one definition), on
+        the features the prediction of this x computed (the same bits as embedding it again)."""
+        last, self._last = self._last, None
+        z = last[1] if last is not None and np.array_equal(last[0], x) else self.features.transform(x)
+        self._play(z, np.array([y]), np.empty(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self._play(self.features.transform(X), y, np.empty(len(y)))
