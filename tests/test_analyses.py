@@ -59,7 +59,7 @@ def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(o
 
 def test_a_finished_run_saves_its_learner_only_for_the_analyses_it_owes(okl_run, results_root, monkeypatch):
     """kernel_awv on 6,000 rounds pickled its 288 MB state at the end only to delete it: without post-run analyses
-    the last part has no snapshot; with one (regret against a comparator), the learner it reads is saved."""
+    the last part has no snapshot; with one (regret against a comparator), the learner is saved for it."""
     from okl.store import RunDir
 
     written, write = [], RunDir.write_snapshot

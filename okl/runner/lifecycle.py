@@ -8,7 +8,7 @@ status (``complete``, ``timeout``, ``interrupted``, ``failed``). The run is comp
 are written; its analyses (:mod:`okl.analyses`) follow and can be interrupted without undoing it.
 
 Resuming: closed parts come with a snapshot of the learner and the play's position
-(:class:`okl.store.RoundWriter`: every part while snapshots are cheap, within 5% of the run's time
+(:class:`okl.store.RoundWriter`: every part while snapshots are cheap, within 5% of the attempt's time
 otherwise). Running the same command again continues a run that was killed (``running`` with its process
 gone), ``interrupted``, or timed out under a smaller budget than asked now, from its last snapshot; the
 rounds are bit-identical to an uninterrupted run's (timings aside). It
@@ -261,8 +261,9 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
         if plan.dataset.adaptive:
             fields["environment_s"] = position.environment_ns / 1e9
-        # the learner as the rows written leave it, for a larger timeout_s or the analyses; a complete run without
-        # analyses drops its snapshots at once (kernel_awv on 6,000 rounds wrote 288 MB in 1.1 s to delete them)
+        # the learner as the rows written leave it, for a larger timeout_s or the analyses (regret does not read it,
+        # and gets it all the same); a complete run without analyses drops its snapshots at once (kernel_awv on
+        # 6,000 rounds wrote 288 MB in 1.1 s to delete them)
         final = snapshot if status == "timeout" or (status == "complete" and analyses.wanted(plan)) else None
         with _signals_deferred():
             try:

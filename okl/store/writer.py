@@ -2,10 +2,10 @@
 
 Nothing finished is lost: a part closes at the end of the first block after ``part_rows`` rows or
 ``part_seconds`` seconds (each part written to a temporary name and renamed), the learner's snapshot is
-saved with it and the manifest is rewritten, so a process killed with SIGKILL loses at most the rows of
-the part in progress, leaves a manifest saying how far it got (status ``running``), and the run resumes
-from the snapshot (:mod:`okl.runner.lifecycle`). Parts close at block ends only, so where they fall never
-changes what the learner computes.
+saved with it when one is due (SNAPSHOT_SHARE) and the manifest is rewritten, so a process killed with
+SIGKILL keeps every closed part, leaves a manifest saying how far it got (status ``running``), and the run
+resumes from its last snapshot, playing the parts after it again (:mod:`okl.runner.lifecycle`). Parts close
+at block ends only, so where they fall never changes what the learner computes.
 """
 
 from __future__ import annotations
@@ -26,21 +26,21 @@ from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
 from okl.validation import integer_at_least, positive
 
-# Snapshots cost at most SHARE of the wall time since the writer began, plus one: a part's snapshot is taken
-# when the snapshots so far and another as costly as the last stay within that share (a state that grows makes
-# the next one costlier: that one may overshoot, the later ones wait for it). Those of at most FREE seconds (a
-# small learner's state: 1-10 ms) are taken at every part, so a kill replays little. Measured: online_krr on
-# cod-rna at 26,000 rounds spent two thirds of its wall time pickling its factor every 15 s; kernel_awv on 6,000
-# rounds in parts of 250 spent 6.4 s on 24 snapshots (12-288 MB) for 3.2 s of learning when every snapshot under
-# a second was free.
+# Snapshots over FREE seconds cost at most SHARE of the wall time since this writer began (this attempt of the
+# run), plus one: a part's snapshot is taken when the snapshots so far and another as costly as the last stay
+# within that share (a state that grows makes the next one costlier: that one may overshoot, the later ones wait
+# for it). Those of at most FREE seconds (a small learner's state: 1-10 ms) are taken at every part, so a small
+# learner's kill replays little. Measured: online_krr on cod-rna at 26,000 rounds spent two thirds of its wall
+# time pickling its factor every 15 s; kernel_awv on 6,000 rounds in parts of 250 spent 6.4 s on 24 snapshots
+# (12-288 MB) for 3.2 s of learning when every snapshot under a second was free.
 SNAPSHOT_FREE_S = 0.02
 SNAPSHOT_SHARE = 0.05
 
 
 @dataclass(frozen=True)
 class SinkParams:
-    """root: results root; part_rows, part_seconds: a part closes (and the learner is snapshot) at the first
-    block end after this many rows or seconds; overwrite: redo runs already complete."""
+    """root: results root; part_rows, part_seconds: a part closes (with the learner's snapshot when one is due)
+    at the first block end after this many rows or seconds; overwrite: redo runs already complete."""
 
     root: str = "results"
     part_rows: int = 100_000
