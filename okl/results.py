@@ -228,5 +228,5 @@ def heldout(root: str | Path | None = None, **filters) -> pd.DataFrame | None:
     for run_dir in _run_dirs(root, **filters):
         scores = run_dir.heldout()
         if scores is not None:
-            frames.append(scores.assign(**run_dir.partition))
+            frames.append(scores.to_pandas().assign(**run_dir.partition))
     return pd.concat(frames, ignore_index=True) if frames else None

@@ -57,16 +57,20 @@ def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(o
     assert entry["method"] == "nystrom" and entry["value"] > 0 and entry["dictionary"] > 0
 
 
-def test_a_finished_run_saves_its_learner_only_for_the_analyses_it_owes(okl_run, results_root, monkeypatch):
+def test_a_finished_run_saves_its_learner_only_for_the_analyses_that_read_it(okl_run, results_root, monkeypatch):
     """kernel_awv on 6,000 rounds pickled its 288 MB state at the end only to delete it: without post-run analyses
-    the last part has no snapshot; with one (regret against a comparator), the learner is saved for it."""
+    the last part has no snapshot, nor with regret (it plays the comparator, not the learner); with the effective
+    dimension of a KORS learner (its dictionary), the learner is saved for it."""
     from okl.store import RunDir
 
     written, write = [], RunDir.write_snapshot
     monkeypatch.setattr(RunDir, "write_snapshot", lambda run, k, state: written.append(k) or write(run, k, state))
-    args = ["learner=pkrr_taylor", "n=300", "sink.part_rows=100", "block=50", "progress=false"]
-    assert okl_run(*args)[0] == 0
+    args = ["n=300", "sink.part_rows=100", "block=50", "progress=false"]
+    assert okl_run("learner=pkrr_taylor", *args)[0] == 0
     assert written == [1, 2]
     written.clear()
-    assert okl_run(*args, "seed=1", "comparator=krr")[0] == 0
+    assert okl_run("learner=pkrr_taylor", *args, "seed=1", "comparator=krr")[0] == 0
+    assert written == [1, 2]
+    written.clear()
+    assert okl_run("learner=pkrr_nystrom", *args)[0] == 0
     assert written == [1, 2, 3]

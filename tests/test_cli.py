@@ -373,6 +373,24 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m.rounds + 1))  # two parts
 
 
+def test_a_defect_while_writing_the_last_rows_leaves_a_failed_manifest(okl_run, results_root, monkeypatch):
+    """A column the store could not convert (a TypeError raised while finishing) left run.json saying "running"."""
+    from okl.store import writer
+
+    real = writer.column
+
+    def defect(values):
+        if len(values) < 1000:  # the last part's columns
+            raise TypeError("not a column")
+        return real(values)
+
+    monkeypatch.setattr(writer, "column", defect)
+    code, _, err = okl_run(*FAST, "n=2500", "sink.part_rows=1000", "block=500")
+    assert code != 0 and "okl-run: error: internal error: TypeError: not a column" in err
+    m = only_run(results_root).manifest()
+    assert m.status == "failed" and m.error == "TypeError: not a column" and m.rounds == 2000
+
+
 @pytest.mark.parametrize("argv", [["okl-data", "list"], ["okl-run", "--help"], ["okl-results", "--help"]])
 def test_a_closed_pipe_ends_a_command_quietly(argv, tmp_path):
     """``okl-data list | head`` ended in a BrokenPipeError traceback: the reader is gone before the first line."""
@@ -399,15 +417,20 @@ def test_a_config_file_that_is_not_yaml_is_a_one_line_error_naming_its_line(okl_
 def test_a_run_imports_neither_pandas_nor_the_scipy_it_does_not_use(tmp_path):
     """okl-run's start-up is paid by every job of a sweep and every okl-run of the suite: pandas (0.3-0.4 s, which
     pyarrow's ``pa.array`` imported to check its argument's type), scipy.optimize (the adversary's) and scipy.io
-    (MATLAB files) were imported by runs that never used them. A run with held-out checkpoints writes every kind
-    of table the store writes."""
+    (MATLAB files) were imported by runs that never used them; a resumed run read its last part with
+    ``pq.read_table``, which imports pandas. A run that times out and is resumed with held-out checkpoints writes
+    and reads every kind of table the store has."""
     code = (
         "import sys\nfrom okl.cli.run import main\nmain()\n"
         "print(sorted({'pandas', 'scipy.optimize', 'scipy.io'} & set(sys.modules)))"
     )
-    argv = ["learner=polk", "dataset=multidist", "dataset.length=300", "checkpoints=2", "progress=false"]
-    done = subprocess.run(
-        [sys.executable, "-c", code, *argv], env={**os.environ, "OKL_RESULTS": str(tmp_path)}, capture_output=True
-    )
-    assert done.returncode == 0 and done.stdout.decode().splitlines()[-1] == "[]", done.stderr.decode()
-    assert only_run(tmp_path).heldout() is not None
+    argv = ["learner=polk", "dataset=multidist", "dataset.length=600", "checkpoints=6", "sink.part_rows=50"]
+    for budget, status in (("timeout_s=1e-9", "timeout"), ("timeout_s=null", "complete")):
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv, budget, "progress=false"],
+            env={**os.environ, "OKL_RESULTS": str(tmp_path)},
+            capture_output=True,
+        )
+        assert done.stdout.decode().splitlines()[-1] == "[]", done.stderr.decode()
+        assert only_run(tmp_path).manifest().status == status
+    assert only_run(tmp_path).manifest().resumed and len(only_run(tmp_path).heldout()) == 6

@@ -218,7 +218,7 @@ def test_bsgd_removal_drops_the_smallest_vector_and_merging_finds_the_best_h():
 def test_held_out_checkpoints_score_the_learner(okl_run, results_root):
     assert okl_run("learner=polk", "dataset=multidist", "n=1000", "checkpoints=4", "progress=false")[0] == 0
     run = only_run(results_root, learner="polk", dataset="multidist", seed=0)
-    test = run.heldout()
+    test = run.heldout().to_pandas()
     assert test.t.tolist() == [250, 500, 750, 1000]
     X, y = multidist_head(1000)
     polk = LEARNERS.get("polk")(2, sigma=1.0, eta=6.0, batch=32, K=0.04)
@@ -268,7 +268,7 @@ def test_a_timed_out_run_keeps_its_checkpoints(okl_run, results_root):
     run = only_run(results_root, learner="polk", dataset="multidist", seed=0)
     manifest = run.manifest()
     assert manifest.status == "timeout" and manifest.rounds == 250  # the first block ends at the checkpoint
-    assert run.heldout().t.tolist() == [250]
+    assert run.heldout()["t"].to_pylist() == [250]
 
 
 def near_duplicates(trial):

@@ -76,7 +76,7 @@ def content(root):
     run = only_run(root)
     rounds = run.rounds().to_pandas().drop(columns=["elapsed_ns"])
     heldout = run.heldout()
-    return rounds, None if heldout is None else heldout.drop(columns=["seconds"])
+    return rounds, None if heldout is None else heldout.to_pandas().drop(columns=["seconds"])
 
 
 def stop(root, sig, overrides):

@@ -24,9 +24,10 @@ def pending(plan: Plan, manifest: Manifest) -> list[Analysis]:
     ]
 
 
-def wanted(plan: Plan) -> bool:
-    """Whether the plan wants any post-run analysis (a finished run then keeps its learner for them)."""
-    return any(a.wanted(plan) for a in POST_RUN)
+def keep_learner(plan: Plan) -> bool:
+    """Whether a finished run of this plan keeps its learner (a final snapshot) for a post-run analysis that reads
+    it (regret does not: it plays the comparator)."""
+    return any(a.needs_learner and a.wanted(plan) for a in POST_RUN)
 
 
 def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> Manifest:
@@ -45,4 +46,4 @@ def run_pending(plan: Plan, run: RunDir, learner: Learner, progress: bool) -> Ma
     return manifest
 
 
-__all__ = ["POST_RUN", "Analysis", "pending", "run_pending", "wanted"]
+__all__ = ["POST_RUN", "Analysis", "keep_learner", "pending", "run_pending"]

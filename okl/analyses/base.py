@@ -29,6 +29,7 @@ class Analysis(ABC):
     compute the entry."""
 
     key: ClassVar[str]  # the manifest entry it writes
+    needs_learner: ClassVar[bool] = False  # whether compute reads the learner as the run left it (its last snapshot)
 
     @abstractmethod
     def wanted(self, plan: Plan) -> bool:
@@ -44,8 +45,8 @@ class Analysis(ABC):
 
     @abstractmethod
     def compute(self, plan: Plan, run: RunDir, learner: Learner, rounds: int) -> dict[str, Any]:
-        """The entry, from the first ``rounds`` rounds and the learner as the run left it. Runs in a child
-        process: it may write the run's files, not its manifest."""
+        """The entry, from the first ``rounds`` rounds and, when ``needs_learner``, the learner as the run left it
+        (otherwise the configured one). Runs in a child process: it may write the run's files, not its manifest."""
 
 
 def in_child(work: Callable[[], Any], label: str, progress: bool) -> Any:

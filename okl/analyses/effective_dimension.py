@@ -23,6 +23,7 @@ KEY = "effective_dimension"
 
 class EffectiveDimension(Analysis):
     key = KEY
+    needs_learner = True  # its dictionary, for the Nyström estimate beyond the exact computation's reach
 
     def wanted(self, plan: Plan) -> bool:
         return "kors" in plan.learner.report()

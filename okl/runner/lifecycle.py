@@ -8,9 +8,10 @@ status (``complete``, ``timeout``, ``interrupted``, ``failed``). The run is comp
 are written; its analyses (:mod:`okl.analyses`) follow and can be interrupted without undoing it.
 
 Resuming: closed parts come with a snapshot of the learner and the play's position
-(:class:`okl.store.RoundWriter`: every part while snapshots are cheap, within 5% of the attempt's time
-otherwise). Running the same command again continues a run that was killed (``running`` with its process
-gone), ``interrupted``, or timed out under a smaller budget than asked now, from its last snapshot; the
+(:class:`okl.store.RoundWriter`: every part while snapshots are cheap; otherwise once the time since the
+last one is twenty times what it cost, so snapshots take about 5% of the time and a kill replays no more).
+Running the same command again continues a run that was killed (``running`` with its process gone),
+``interrupted``, or timed out under a smaller budget than asked now, from its last snapshot; the
 rounds are bit-identical to an uninterrupted run's (timings aside). It
 starts over instead when the code, ``block``, ``checkpoints`` or the content of the dataset's files
 changed since (``data_sha256`` in run.json), when the snapshot cannot be read or is not the one run.json
@@ -188,7 +189,7 @@ def _resumable(
 def _final_learner(run: RunDir, manifest: Manifest, plan: Plan):
     """The learner as a finished run left it (its last snapshot) for analyses still to be done; the
     configured (untrained) learner when there is none."""
-    if manifest.snapshot and analyses.pending(plan, manifest):
+    if manifest.snapshot and any(a.needs_learner for a in analyses.pending(plan, manifest)):
         try:
             return run.read_snapshot(manifest.snapshot)["learner"]
         except Exception:  # noqa: BLE001 (unreadable: the analyses that need it say so)
@@ -261,10 +262,10 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
         if plan.dataset.adaptive:
             fields["environment_s"] = position.environment_ns / 1e9
-        # the learner as the rows written leave it, for a larger timeout_s or the analyses (regret does not read it,
-        # and gets it all the same); a complete run without analyses drops its snapshots at once (kernel_awv on
-        # 6,000 rounds wrote 288 MB in 1.1 s to delete them)
-        final = snapshot if status == "timeout" or (status == "complete" and analyses.wanted(plan)) else None
+        # the learner as the rows written leave it, for a larger timeout_s or the analyses that read it; a complete
+        # run without them drops its snapshots at once (kernel_awv on 6,000 rounds wrote 288 MB in 1.1 s to delete
+        # them)
+        final = snapshot if status == "timeout" or (status == "complete" and analyses.keep_learner(plan)) else None
         with _signals_deferred():
             try:
                 writer.finish(final, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss())
@@ -274,6 +275,9 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
             except OSError as exc:  # the last rows could not be written (a full disk): say so in run.json
                 status, error = "failed", unwritable(exc, run)
                 writer.abandon(status=status, **{**fields, "error": error})
+            except Exception as exc:  # a defect of ours: run.json says failed, not running, and the error is raised
+                writer.abandon(status="failed", **{**fields, "error": f"{type(exc).__name__}: {exc}"})
+                raise
     m = writer.manifest
     return Outcome(
         status,

@@ -32,13 +32,17 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 
 def column(values: Any) -> pa.Array:
-    """``values`` (a 1-D array or list of numbers) as an Arrow column over the same bytes as the numpy array.
-    ``pa.array`` gives the same column but imports pandas to check whether it was given a pandas object: 0.3-0.4 s
-    of every okl-run process's start-up, which never uses pandas."""
-    values = np.ascontiguousarray(values)
-    if values.ndim != 1 or values.dtype.kind not in "iuf" or not values.dtype.isnative:
-        raise TypeError(f"a column holds numbers of one native type, not {values.dtype} in {values.ndim} dimensions")
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+    """``values`` (a 1-D array or list) as an Arrow column, the one ``pa.array`` makes. Numbers are wrapped over
+    the numpy array's bytes: ``pa.array`` imports pandas to check whether it was given a pandas object, 0.3-0.4 s
+    of every okl-run process's start-up, which never uses pandas; anything else (booleans, None) goes through
+    ``pa.array``."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise TypeError(f"a column is one-dimensional, not {array.ndim}-dimensional (shape {array.shape})")
+    if array.dtype.kind not in "iuf":
+        return pa.array(array)
+    array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(array.dtype), len(array), [None, pa.py_buffer(array)])
 
 
 def write_table(path: Path, table: pa.Table) -> None:

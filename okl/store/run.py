@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -35,9 +35,6 @@ from okl.errors import DataError
 from okl.store.files import column, read_json, read_pickle, write_json, write_pickle, write_table
 from okl.store.lock import RunLock, describe, gone
 from okl.store.manifest import Manifest
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -120,11 +117,15 @@ class RunDir:
         parts = self.parts()
         if not parts:
             return pa.table({c: column(np.empty(0)) for c in columns or ["t"]})
-        return pa.concat_tables([self._read_part(p, columns) for p in parts])
+        return pa.concat_tables([self.read_part(p, columns) for p in parts])
 
-    def _read_part(self, path: Path, columns: list[str] | None = None) -> pa.Table:
+    @staticmethod
+    def read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
+        """One Parquet file of the run (``columns`` of it); DataError when it cannot be read. (Not
+        ``pq.read_table``: it imports pandas, which a run never needs.)"""
         try:
-            return pq.read_table(path, columns=columns)
+            with pq.ParquetFile(path) as part:
+                return part.read(columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise DataError(unreadable(path, exc)) from None
 
@@ -143,7 +144,7 @@ class RunDir:
         """Replace column ``name`` of every part with ``values`` (one per round), part by part, atomically."""
         start = 0
         for path in self.parts():
-            part = self._read_part(path)
+            part = self.read_part(path)
             rows = part.num_rows
             values_of_part = column(np.asarray(values[start : start + rows], dtype=np.float64))
             write_table(path, part.set_column(part.column_names.index(name), name, values_of_part))
@@ -159,10 +160,10 @@ class RunDir:
         return np.ascontiguousarray(X), table["y"].to_numpy()
 
     # held-out scores --------------------------------------------------------------------------
-    def heldout(self) -> pd.DataFrame | None:
+    def heldout(self) -> pa.Table | None:
         """The held-out scores at checkpoints (``t``, ``test_loss``, ``model_size``, ``seconds``), or None."""
         path = self.path / TEST
-        return pq.read_table(path).to_pandas() if path.exists() else None
+        return self.read_part(path) if path.exists() else None
 
     def write_heldout(self, rows: list[dict[str, float]]) -> None:
         write_table(self.path / TEST, pa.table({k: column([r[k] for r in rows]) for k in rows[0]}))

@@ -19,20 +19,20 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from okl.store.files import column, write_table
 from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
 from okl.validation import integer_at_least, positive
 
-# Snapshots over FREE seconds cost at most SHARE of the wall time since this writer began (this attempt of the
-# run), plus one: a part's snapshot is taken when the snapshots so far and another as costly as the last stay
-# within that share (a state that grows makes the next one costlier: that one may overshoot, the later ones wait
-# for it). Those of at most FREE seconds (a small learner's state: 1-10 ms) are taken at every part, so a small
-# learner's kill replays little. Measured: online_krr on cod-rna at 26,000 rounds spent two thirds of its wall
-# time pickling its factor every 15 s; kernel_awv on 6,000 rounds in parts of 250 spent 6.4 s on 24 snapshots
-# (12-288 MB) for 3.2 s of learning when every snapshot under a second was free.
+# A part's snapshot is due when the time since the last one ended is at least its cost divided by SHARE: snapshots
+# then take at most SHARE of the wall time while their cost holds (a state that grows makes the next one a little
+# costlier than the interval allowed for), and a kill replays at most cost/SHARE of work plus a part. Those of at
+# most FREE seconds (a small learner's state: 1-10 ms) are taken at every part, so a small learner's kill replays
+# one part. Measured: online_krr on cod-rna at 26,000 rounds spent two thirds of its wall time pickling its factor
+# every 15 s; kernel_awv on 6,000 rounds in parts of 250 spent 6.4 s on 24 snapshots (12-288 MB) for 3.2 s of
+# learning when every snapshot under a second was free. (A budget of SHARE of the attempt's whole time, spent
+# early, left a kernel_awv run with one snapshot at round 256 of 3,584 played.)
 SNAPSHOT_FREE_S = 0.02
 SNAPSHOT_SHARE = 0.05
 
@@ -65,8 +65,7 @@ class RoundWriter:
         self._buffer: list[dict[str, np.ndarray]] = []
         self._buffered = 0
         self._closed_at = time.monotonic()
-        self._began = time.monotonic()
-        self._snapshot_s = self._snapshots_s = 0.0  # cost of the last snapshot, and of all of them
+        self._snapshot_s, self._snapshot_end = 0.0, time.monotonic()  # the last snapshot's cost, and when it ended
 
     def start(self, **fields: Any) -> None:
         """Clear the run directory of an earlier attempt and write the initial manifest (of ``fields``)."""
@@ -85,12 +84,12 @@ class RoundWriter:
         self.manifest = dataclasses.replace(
             previous, **fields, status="running", parts=kept, error=None, resumed=resumed
         )
-        last = pq.read_table(self.run.path / kept[-1], columns=["t", "cum_loss", "elapsed_ns"])
+        last = self.run.read_part(self.run.path / kept[-1], columns=["t", "cum_loss", "elapsed_ns"])
         self.last = {k: float(last[k][-1].as_py()) for k in last.column_names}
         self.manifest.update(**self._written())
         heldout = self.run.heldout()
         if heldout is not None:
-            self.checkpoints = [r for r in heldout.to_dict("records") if r["t"] <= snapshot["rounds"]]
+            self.checkpoints = [r for r in heldout.to_pylist() if r["t"] <= snapshot["rounds"]]
             if self.checkpoints:
                 self.run.write_heldout(self.checkpoints)
         self.run.write_manifest(self.manifest)
@@ -135,8 +134,8 @@ class RoundWriter:
             start = time.monotonic()
             written = self.run.write_snapshot(parts, snapshot())
             self.manifest.snapshot = {**written, "rounds": int(self.last["t"]), "parts": parts}
-            self._snapshot_s = time.monotonic() - start
-            self._snapshots_s += self._snapshot_s
+            self._snapshot_end = time.monotonic()
+            self._snapshot_s = self._snapshot_end - start
         self._closed_at = time.monotonic()
         self.manifest.update(**self._written())
         self.run.write_manifest(self.manifest)
@@ -154,8 +153,8 @@ class RoundWriter:
         self.run.write_manifest(self.manifest)
 
     def _snapshot_due(self) -> bool:
-        budget = SNAPSHOT_SHARE * (time.monotonic() - self._began)
-        return self._snapshot_s <= SNAPSHOT_FREE_S or self._snapshots_s + self._snapshot_s <= budget
+        since = time.monotonic() - self._snapshot_end
+        return self._snapshot_s <= SNAPSHOT_FREE_S or SNAPSHOT_SHARE * since >= self._snapshot_s
 
     def abandon(self, **fields: Any) -> None:
         """Record ``fields`` (a failed status and its reason) when the buffered rows cannot be written: the
