@@ -59,6 +59,50 @@ def test_komp_coefficients_are_eq_20():
     np.testing.assert_allclose(dictionary.K_inv @ KERNEL(S, S), np.eye(len(S)), atol=1e-8)
 
 
+def greedy_by_hand(X, W, eps):
+    """Algorithm 1 from kernel matrices: from S = every point, remove the element whose removal leaves the least
+    ||f̃ − P_S f̃||_H while that stays within ε (each error by a direct solve); the points kept."""
+    K = KERNEL(X, X)
+    total = np.einsum("ic,ij,jc->", W, K, W)
+
+    def error2(S):
+        if not S:
+            return total
+        v = K[S] @ W
+        return total - np.einsum("ic,ic->", v, np.linalg.solve(K[np.ix_(S, S)], v))
+
+    S = list(range(len(X)))
+    while S:
+        errors = [error2(S[:j] + S[j + 1 :]) for j in range(len(S))]
+        j = int(np.argmin(errors))
+        if errors[j] > eps * eps:
+            break
+        del S[j]
+    return X[S]
+
+
+@pytest.mark.parametrize(("old", "eps"), [(60, 0.2), (100, 0.5)])
+def test_komp_appends_a_batch_at_once_and_prunes_as_algorithm_1_one_at_a_time(old, eps):
+    """KOMP appends a mini-batch's points by one block update of K_DD⁻¹ and applies its removals' downdates
+    together (DEFER at a time); the points it keeps are those of the greedy removals done one by one from kernel
+    matrices, and K_DD, K_DD⁻¹ stay the kernel matrix of its points and its inverse. The second case removes more
+    than DEFER points in one call (82 of 116)."""
+    from okl.dictionary.komp import DEFER
+
+    g = np.random.default_rng(2)
+    X, W = g.random((old + 16, 3)) * 2.5, g.standard_normal((old + 16, 3)) * 0.2
+    dictionary = KernelDictionary(3, KERNEL)
+    komp(dictionary, np.zeros((0, 3)), X[:old], W[:old], 0.0)
+    assert dictionary.size == old  # every point outside the others' span
+    U = komp(dictionary, W[:old], X[old:], W[old:], eps)
+    S = dictionary.X
+    assert {tuple(p) for p in S} == {tuple(p) for p in greedy_by_hand(X, W, eps)}
+    assert (len(X) - len(S) > DEFER) == (old == 100)
+    np.testing.assert_allclose(dictionary.K, KERNEL(S, S), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(dictionary.K_inv @ KERNEL(S, S), np.eye(len(S)), atol=1e-8)
+    np.testing.assert_allclose(U, np.linalg.solve(KERNEL(S, S), KERNEL(S, X) @ W), rtol=1e-7, atol=1e-9)
+
+
 @pytest.mark.parametrize("diminishing", [False, True])
 def test_fsgd_is_the_functional_gradient_recursion_by_hand(diminishing):
     """Mini-batches of b = 3 with the square loss: f̃ = (1 − η_k λ) f − (η_k/b) Σ_i 2(f(x_i) − y_i) κ(x_i, ·),
