@@ -16,9 +16,8 @@ compiled call does a mini-batch's appends and removals in place, each kind as a 
 are appended by one block update of K_DD⁻¹ (:func:`_append_outside`), and the removals' downdates wait and are
 applied together (:func:`_prune`), so that K_DD⁻¹ is read and written a few times per mini-batch, not three
 times per appended point and once per removal (at M = 5,000, 200 MB each time): POLK on 10,000 MNIST digits
-at Figure 7's setting (K = 0.08, order 5,868) went from 265 to 93 s of learner time, with the same predictions,
-model orders and held-out errors and risks within 2·10⁻¹⁵ (measured beside other work; on 5,000 digits, alone:
-37.6 to 16.3 s). Kernel rows are a compiled loop with each sum in index order (:func:`okl.kernels.kernel_row`),
+at Figure 7's setting (K = 0.08, order 5,868) went from 225 to 98 s of learner time (alone on the machine), with
+the same predictions, model orders and held-out errors, and risks within 2·10⁻¹⁵. Kernel rows are a compiled loop with each sum in index order (:func:`okl.kernels.kernel_row`),
 which the runs' bits depend on: at d = 784 they are now the largest part (32 rows of 3,000 points: 42 ms).
 
 Choice: a new point whose residual variance r = κ(x, x) − k_xᵀK_DD⁻¹k_x is below ``tol``·κ(x, x) is
