@@ -53,6 +53,23 @@ def kernel_row(gaussian: bool, sigma: float, x: np.ndarray, Y: np.ndarray, out: 
     return 1.0
 
 
+CHUNK_BYTES = 256 * 1024  # the rows of Y that :func:`kernel_rows` keeps in cache while every row of X goes over them
+
+
+@njit(nogil=True)
+def kernel_rows(gaussian: bool, sigma: float, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
+    """out[p, j] = k(X[p], Y[j]): :func:`kernel_row` for each row of X, bit for bit, with Y taken by chunks of
+    ``CHUNK_BYTES`` (a multiple of four rows, so each row is summed as in the whole) that stay in cache while
+    every row of X goes over them. KOMP's mini-batch of 32 points against a dictionary of 3,000 MNIST digits
+    (19 MB) read the dictionary 32 times, once per point."""
+    n, d = Y.shape
+    step = max(4, CHUNK_BYTES // (8 * max(d, 1)) // 4 * 4)
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        for p in range(X.shape[0]):
+            kernel_row(gaussian, sigma, X[p], Y[a:b], out[p, a:b])
+
+
 @njit(nogil=True)
 def _squared_distances(x: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
     """out[j] = ||x − Y[j]||², each sum in index order (:func:`squared_distance`'s bits), four rows at a time so
