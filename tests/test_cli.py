@@ -389,6 +389,17 @@ def test_a_defect_while_writing_the_last_rows_leaves_a_failed_manifest(okl_run, 
     assert code != 0 and "okl-run: error: internal error: TypeError: not a column" in err
     m = only_run(results_root).manifest()
     assert m.status == "failed" and m.error == "TypeError: not a column" and m.rounds == 2000
+    # the same when it is raised by the second finish, after a Ctrl-C that came just before the first one's mask
+    calls = []
+
+    def interrupted_then_defect(self, *args, **kwargs):
+        calls.append(args)
+        raise KeyboardInterrupt if len(calls) == 1 else TypeError("not a column")
+
+    monkeypatch.setattr(writer.RoundWriter, "finish", interrupted_then_defect)
+    code, _, err = okl_run(*FAST, "n=2500", "sink.part_rows=1000", "block=500", "seed=1")
+    m = only_run(results_root, seed=1).manifest()
+    assert len(calls) == 2 and m.status == "failed" and m.error == "TypeError: not a column"
 
 
 @pytest.mark.parametrize("argv", [["okl-data", "list"], ["okl-run", "--help"], ["okl-results", "--help"]])

@@ -172,6 +172,25 @@ def test_a_snapshot_waits_twenty_times_its_cost_and_a_kill_replays_no_more(tmp_p
     assert RunDir(tmp_path / "b").manifest().snapshot["rounds"] == 300
 
 
+def test_a_part_without_a_column_asked_for_is_a_one_line_error(tmp_path):
+    """pq.ParquetFile.read (which, unlike pq.read_table, imports no pandas) leaves out a column the file lacks: a
+    part without ``y`` gave okl-regret a KeyError or a schema mismatch instead of the line naming the part."""
+    import pyarrow.parquet as pq
+
+    sink = writer(tmp_path, part_rows=100)
+    sink.start()
+    play(sink, 200, 100)
+    sink.finish(status="complete")
+    run = RunDir(tmp_path)
+    path = run.part_path(1)
+    pq.write_table(pq.read_table(path).drop_columns(["y"]), path)
+    with pytest.raises(DataError, match=rf"^{path}: cannot be read \(it has no column y\): run the run's okl-run"):
+        run.rounds(["t", "y"])
+    with pytest.raises(DataError, match=rf"^{run.path / 'rounds'}: cannot be read \(.*\): run the run's okl-run"):
+        run.rounds()  # its columns differ from the first part's
+    assert run.rounds(["t"])["t"].to_pylist() == list(range(1, 201))
+
+
 def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path):
     first = writer(tmp_path, part_rows=200)
     first.start(planned_rounds=1000)

@@ -268,10 +268,15 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         final = snapshot if status == "timeout" or (status == "complete" and analyses.keep_learner(plan)) else None
         with _signals_deferred():
             try:
-                writer.finish(final, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss())
-            except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
-                status = "interrupted" if status == "complete" else status
-                writer.finish(None, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss())
+                try:
+                    writer.finish(
+                        final, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss()
+                    )
+                except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
+                    status = "interrupted" if status == "complete" else status
+                    writer.finish(
+                        None, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss()
+                    )
             except OSError as exc:  # the last rows could not be written (a full disk): say so in run.json
                 status, error = "failed", unwritable(exc, run)
                 writer.abandon(status=status, **{**fields, "error": error})

@@ -117,17 +117,26 @@ class RunDir:
         parts = self.parts()
         if not parts:
             return pa.table({c: column(np.empty(0)) for c in columns or ["t"]})
-        return pa.concat_tables([self.read_part(p, columns) for p in parts])
+        tables = [self.read_part(p, columns) for p in parts]
+        try:
+            return pa.concat_tables(tables)
+        except pa.ArrowException as exc:  # a part whose columns differ from the first's
+            raise DataError(unreadable(self.path / ROUNDS, exc)) from None
 
     @staticmethod
     def read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
-        """One Parquet file of the run (``columns`` of it); DataError when it cannot be read. (Not
-        ``pq.read_table``: it imports pandas, which a run never needs.)"""
+        """One Parquet file of the run (``columns`` of it); DataError when it cannot be read or lacks one of them.
+        (Not ``pq.read_table``, which imports pandas, which a run never needs; ParquetFile.read leaves out a
+        column the file does not have, where read_table refused.)"""
         try:
             with pq.ParquetFile(path) as part:
-                return part.read(columns=columns)
+                table = part.read(columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise DataError(unreadable(path, exc)) from None
+        missing = [c for c in columns or () if c not in table.column_names]
+        if missing:
+            raise DataError(unreadable(path, ValueError(f"it has no column {', '.join(missing)}")))
+        return table
 
     def broken_part(self, manifest: Manifest, parts: int, rounds: int) -> str | None:
         """Why the first ``parts`` parts the manifest lists do not hold rounds 1..``rounds`` (a part missing,
