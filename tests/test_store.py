@@ -26,6 +26,14 @@ def play(sink, total, block, snapshot=None):
             sink.close_part(snapshot and (lambda start=start: snapshot(start)))
 
 
+def every_part(monkeypatch):
+    """A snapshot with every part, whatever the time its saving takes on a loaded machine (okl.store.writer's
+    rule waits 20 times the cost of one over SNAPSHOT_FREE_S)."""
+    from okl.store import writer as module
+
+    monkeypatch.setattr(module, "SNAPSHOT_FREE_S", float("inf"))
+
+
 def rows(start, m):
     t = np.arange(start + 1, start + m + 1, dtype=np.int64)
     return {
@@ -62,6 +70,7 @@ def test_parts_close_at_the_first_block_end_after_part_rows_and_cover_every_roun
 def test_a_kill_between_a_snapshot_and_its_manifest_leaves_the_named_snapshot(tmp_path, monkeypatch):
     """The older snapshot was deleted before the manifest named the new one: a kill in between left a
     manifest pointing at a missing file, and the run started over instead of resuming."""
+    every_part(monkeypatch)
     sink = writer(tmp_path, part_rows=300)
     sink.start()
     play(sink, 600, 300, snapshot=lambda start: {"after": start + 300})
@@ -191,7 +200,8 @@ def test_a_part_without_a_column_asked_for_is_a_one_line_error(tmp_path):
     assert run.rounds(["t"])["t"].to_pylist() == list(range(1, 201))
 
 
-def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path):
+def test_resume_keeps_the_snapshot_parts_and_drops_later_ones(tmp_path, monkeypatch):
+    every_part(monkeypatch)
     first = writer(tmp_path, part_rows=200)
     first.start(planned_rounds=1000)
     play(first, 700, 100, snapshot=lambda start: start + 100)  # parts [1..200], [201..400], [401..600]
