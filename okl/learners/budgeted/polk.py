@@ -12,7 +12,8 @@ measured model order 0 and 90% error over the 60,000 rounds. The preset ``polk_f
 and K ∈ {0.02, 0.03} instead (measured: 4.7% held-out error with 305 points, 7.9% with 88).
 
 The dictionary's K_DD and K_DD⁻¹ are kept incrementally (:class:`okl.dictionary.komp.KernelDictionary`),
-so a mini-batch costs O(b M² + b M d) plus O(M²) per pruned element, never O(M³) from scratch.
+so a mini-batch costs O(b M² + b M d) plus O(M²) per pruned element, never O(M³) from scratch, in a few passes
+over K_DD⁻¹ (its appends and its removals each as one BLAS update: :mod:`okl.dictionary.komp`).
 
 Numerical resolution: a budget far below the scale of f makes KOMP keep points whose residual
 variance is tiny, and K_DD numerically singular. Measured on 3,000 multidist rounds (σ̃² = 0.6, η = 6,
