@@ -21,9 +21,20 @@ def gaussian(X: np.ndarray, Y: np.ndarray, sigma: float) -> np.ndarray:
     clipped at 0 against round-off; the diagonal of ``gaussian(X, X)`` is therefore 1 to within a few ulps.
     """
     Xs, Ys = X / sigma, Y / sigma
+    return gaussian_scaled(Xs, half_norms(Xs), Ys, half_norms(Ys))
+
+
+def half_norms(Xs: np.ndarray) -> np.ndarray:
+    """||x̄||²/2 of each row of the scaled points X̄ = X/σ (each row's sum is the same alone as in the matrix)."""
+    return 0.5 * np.einsum("ij,ij->i", Xs, Xs)
+
+
+def gaussian_scaled(Xs: np.ndarray, x_half: np.ndarray, Ys: np.ndarray, y_half: np.ndarray) -> np.ndarray:
+    """:func:`gaussian` from the scaled rows X̄, Ȳ and their :func:`half_norms`, bit for bit: for a learner that
+    keeps its scaled points and their norms beside its points (BSGD), which every call rescaled and summed again."""
     E = Xs @ Ys.T
-    E -= 0.5 * np.einsum("ij,ij->i", Xs, Xs)[:, None]
-    E -= 0.5 * np.einsum("ij,ij->i", Ys, Ys)[None, :]
+    E -= x_half[:, None]
+    E -= y_half[None, :]
     np.minimum(E, 0.0, out=E)
     return np.exp(E, out=E)
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from okl.jit import njit
+from okl.kernels import gaussian_scaled, half_norms
 from okl.learners.base import register
 from okl.learners.budgeted.expansion import KernelExpansion
 from okl.losses import TRAINING, derivative, multiclass_loss, training_value
@@ -86,6 +87,10 @@ class BSGD(KernelExpansion):
         self.size = 0  # X and W are views of the first rows of buffers that hold B + 1 vectors
         self._X = np.zeros((self.params.budget + 1, d))
         self._W = np.zeros((self.params.budget + 1, self.W.shape[1]))
+        # X/σ and its half squared norms, kept beside X: the Gaussian kernel against the support vectors, four times
+        # a round, rescaled and summed all of them each time (at B = 3,731 on MNIST: 66 of 90 s)
+        self._Xs, self._half = np.zeros_like(self._X), np.zeros(self.params.budget + 1)
+        self._views()
         if self.params.maintenance == "merging":  # compile (or load) the search now, not inside timed rounds
             warm(_best_merge, np.ones(1), 1.0, np.ones(1), np.zeros(1))
 
@@ -100,6 +105,20 @@ class BSGD(KernelExpansion):
 
     def _views(self) -> None:
         self.X, self.W = self._X[: self.size], self._W[: self.size]
+        self.Xs, self.half = self._Xs[: self.size], self._half[: self.size]
+
+    def _put(self, j: int, x: np.ndarray, alpha: np.ndarray) -> None:
+        """Support vector x (coefficients alpha) in slot j, with its scaled point and half squared norm."""
+        self._X[j], self._W[j] = x, alpha
+        self._Xs[j] = x / self.params.sigma
+        self._half[j] = half_norms(self._Xs[j : j + 1])[0]
+
+    def activations(self, X: np.ndarray) -> np.ndarray:
+        """f_c(x) for every row and class, from the kept scaled points (the bits of the base class's)."""
+        if not len(self.X):
+            return np.zeros((len(X), self.W.shape[1]))
+        Xs = X / self.params.sigma
+        return gaussian_scaled(Xs, half_norms(Xs), self.Xs, self.half) @ self.W
 
     def add_classes(self, y: np.ndarray) -> None:
         super().add_classes(y)
@@ -110,14 +129,15 @@ class BSGD(KernelExpansion):
             self._views()
 
     def _insert(self, x: np.ndarray, alpha: np.ndarray) -> None:
-        self._X[self.size], self._W[self.size] = x, alpha
+        self._put(self.size, x, alpha)
         self.size += 1
         self._views()
 
     def _drop(self, j: int) -> None:
         """Remove vector j: the last one moves into its slot (the order does not change f)."""
         last = self.size - 1
-        self._X[j], self._W[j] = self._X[last], self._W[last]
+        for kept in (self._X, self._W, self._Xs, self._half):
+            kept[j] = kept[last]
         self.size = last
         self._views()
 
@@ -162,7 +182,7 @@ class BSGD(KernelExpansion):
             self._drop(m)
             return
         others = np.delete(np.arange(len(self.X)), m)
-        k = self.kernel(self.X[m : m + 1], self.X[others])[0]
+        k = gaussian_scaled(self.Xs[m : m + 1], self.half[m : m + 1], self.Xs[others], self.half[others])[0]
         am, an = self.W[m], self.W[others]
         cross = an @ am
         h, gain = _best_merge(k, float(weights[m]), weights[others], cross)
@@ -172,7 +192,7 @@ class BSGD(KernelExpansion):
         z = h[i] * self.X[m] + (1.0 - h[i]) * self.X[n]
         alpha_z = am * k[i] ** ((1.0 - h[i]) ** 2) + self.W[n] * k[i] ** (h[i] ** 2)
         self._change(np.vstack([self.X[[m, n]], z]), np.vstack([-self.W[[m, n]], alpha_z]))
-        self._X[m], self._W[m] = z, alpha_z  # z takes m's slot; n's goes
+        self._put(m, z, alpha_z)  # z takes m's slot; n's goes
         self._drop(n)
 
 
