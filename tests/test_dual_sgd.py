@@ -52,3 +52,27 @@ def test_the_budget_is_never_exceeded_and_the_loss_must_fit_the_task():
         LEARNERS.get("dual_sgd")(2, loss="logistic").check_task("regression")
     with pytest.raises(ConfigError, match="k=30 vectors cannot be merged out of a budget of 20"):
         LEARNERS.get("dual_sgd")(2, budget=20, k=30)
+
+
+def test_rf_sigma_sets_the_gaussian_its_random_features_approximate_and_the_codes_draw_is_sigma_over_sqrt2():
+    """The auxiliary space approximates exp(−‖x − x'‖²/(2 rf_sigma²)) (σ's when unset, and then not in the run's
+    identity). The released code draws u = 2γ·randn on x in [−1, 1] (γ = 1: a Gaussian of width 1/2 there, not the
+    kernel's 1/√2); on okl's x in [0, 1] (x_code = 2x − 1) that is rf_sigma = 0.25 beside σ = 1/(2√2)."""
+    from okl.registry import identity
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.35, 0.65, (6, 8))  # near enough that both kernels are far from 0
+    gram = lambda learner: (F := learner.features.transform(X)) @ F.T  # noqa: E731
+    sigma, D = 1 / (2 * np.sqrt(2)), 40000
+    ours = LEARNERS.get("dual_sgd")(8, sigma=sigma, D=D, loss="logistic")
+    code_width = LEARNERS.get("dual_sgd")(8, sigma=sigma, rf_sigma=0.25, D=D, loss="logistic")
+    np.testing.assert_allclose(gram(ours), kernel(X, X, sigma), atol=0.03)
+    np.testing.assert_allclose(gram(code_width), kernel(X, X, 0.25), atol=0.03)
+    assert np.abs(kernel(X, X, 0.25) - kernel(X, X, sigma)).max() > 0.1  # the two widths are told apart
+    u = 2 * 1.0 * rng.standard_normal((8, D))  # the released code's draw at gamma = 1, on x in [-1, 1]
+    Z = (2 * X - 1) @ u
+    code = np.hstack([np.cos(Z), np.sin(Z)]) / np.sqrt(D)
+    np.testing.assert_allclose(code @ code.T, kernel(X, X, 0.25), atol=0.03)
+    assert "rf_sigma" not in identity(ours.params) and identity(code_width.params)["rf_sigma"] == 0.25
+    with pytest.raises(ConfigError, match="rf_sigma must be"):
+        LEARNERS.get("dual_sgd")(8, rf_sigma=0.0)

@@ -446,6 +446,8 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table2", "nogd_sigma8_eta0.3"): {"learner.sigma", "learner.eta"},
     ("pros_n_kons_table2", "dual_sgd_lam3.4e-5"): {"learner.lam"},
     ("pros_n_kons_table2", "dual_sgd_lam5.7e-5"): {"learner.lam"},
+    ("pros_n_kons_table2", "fogd_eta0.05"): {"learner.eta"},
+    ("pros_n_kons_table2", "dual_sgd_rf_code"): {"learner.rf_sigma"},
     ("polk_fig2_multidist", "ksvm_K0.04_separated"): {"dataset.mode_var", "dataset.mean_var"},
     ("polk_fig5_mnist", "ksvm_paper_K0.16"): {"learner.sigma", "learner.K"},
     ("polk_fig5_mnist", "ksvm_sum_K0.16"): {"learner.batch_step"},

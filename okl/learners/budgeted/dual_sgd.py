@@ -17,7 +17,11 @@ of the kernel instead of losing it (BSGD's removal).
 Choices the paper leaves open, as the authors' released code runs them (github.com/tund/dsgd): k-merging
 with k = 20, D = 200 frequencies; and two choices of ours: a point with g_t = 0 does not join the budget
 (the released code adds it with α = 0, where it only waits to be merged first), and V's rows are drawn from
-the kernel's spectral density N(0, σ⁻² I) (the released code's scale 2γ is not the kernel's for γ ≠ 1/2).
+the kernel's spectral density N(0, σ⁻² I). The released code draws u = 2γ·randn, a standard deviation 2γ where
+the kernel exp(−γ‖x − x'‖²) has √(2γ): its auxiliary space approximates a Gaussian of width 1/(2γ), not the
+kernel's 1/√(2γ) (the same only at γ = 1/2). ``rf_sigma`` sets that width (default σ): the code's γ = 1 on x in
+[−1, 1] is σ = 1/(2√2) with rf_sigma = 1/4 on okl's [0, 1] scaling, which pros_n_kons_table2's arm
+dual_sgd_rf_code runs (its cod-rna row then lands on the paper's: REPRODUCTION.md, deviation dual_sgd_frequencies).
 Per-round diagnostics: ``model_size`` (the budget's vectors, ≤ B; the D frequencies are fixed).
 
 Example: a binary stream with at most 20 support vectors:
@@ -33,7 +37,7 @@ Example: a binary stream with at most 20 support vectors:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,8 +45,8 @@ from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import BlockLearner, register
 from okl.losses import TRAINING, derivative
-from okl.params import GaussianParams
-from okl.validation import integer_at_least, one_of, positive
+from okl.params import ADDED, GaussianParams
+from okl.validation import bandwidth, integer_at_least, one_of, positive
 from okl.warmup import warm
 
 LOSSES = {"binary": ("hinge", "logistic"), "regression": ("square", "absolute")}
@@ -53,7 +57,8 @@ class DualSGDParams(GaussianParams):
     """sigma: Gaussian bandwidth σ; budget: B support vectors; k: vectors merged into the random-feature space
     when the budget is full; D: random frequencies (2D features); lam: λ (steps η_t = 1/(λt)); loss: hinge or
     logistic (labels ±1), square or absolute (regression); None: logistic on a binary stream, square on a
-    regression one (square from Python, where the learner is not told the task); seed: of the frequencies."""
+    regression one (square from Python, where the learner is not told the task); seed: of the frequencies;
+    rf_sigma: the width of the Gaussian the random features approximate (None: σ; see the module)."""
 
     budget: int = 100
     k: int = 20
@@ -61,12 +66,15 @@ class DualSGDParams(GaussianParams):
     lam: float = 5e-5
     loss: str | None = None
     seed: int = 0
+    rf_sigma: float | None = field(default=None, metadata=ADDED)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         integer_at_least("budget", self.budget, 1)
         integer_at_least("k", self.k, 1)
         integer_at_least("D", self.D, 1)
+        if self.rf_sigma is not None:
+            bandwidth("rf_sigma", self.rf_sigma)
         positive("lam", self.lam)
         if self.loss is not None:
             one_of("loss", self.loss, (*LOSSES["binary"], *LOSSES["regression"]))
@@ -83,7 +91,7 @@ class DualSGD(BlockLearner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
-        self.features = RandomFourierFeatures(d, p.D, p.sigma, p.seed)
+        self.features = RandomFourierFeatures(d, p.D, p.rf_sigma or p.sigma, p.seed)
         self.w = np.zeros(self.features.dim)
         self.X = np.zeros((p.budget, d))
         self.alpha = np.zeros(p.budget)
