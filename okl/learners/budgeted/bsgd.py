@@ -113,12 +113,11 @@ class BSGD(KernelExpansion):
         self._Xs[j] = x / self.params.sigma
         self._half[j] = half_norms(self._Xs[j : j + 1])[0]
 
-    def activations(self, X: np.ndarray) -> np.ndarray:
-        """f_c(x) for every row and class, from the kept scaled points (the bits of the base class's)."""
-        if not len(self.X):
-            return np.zeros((len(X), self.W.shape[1]))
+    def support_kernel(self, X: np.ndarray) -> np.ndarray:
+        """The Gaussian kernel against the support vectors from the kept scaled points (the bits of the base
+        class's)."""
         Xs = X / self.params.sigma
-        return gaussian_scaled(Xs, half_norms(Xs), self.Xs, self.half) @ self.W
+        return gaussian_scaled(Xs, half_norms(Xs), self.Xs, self.half)
 
     def add_classes(self, y: np.ndarray) -> None:
         super().add_classes(y)

@@ -49,7 +49,12 @@ class KernelExpansion(BlockLearner):
 
     def activations(self, X: np.ndarray) -> np.ndarray:
         """f_c(x) for every row and class: B×C."""
-        return self.kernel(X, self.X) @ self.W if len(self.X) else np.zeros((len(X), self.W.shape[1]))
+        return self.support_kernel(X) @ self.W if len(self.X) else np.zeros((len(X), self.W.shape[1]))
+
+    def support_kernel(self, X: np.ndarray) -> np.ndarray:
+        """κ(x, X_m) for every row of X and support vector (B×M): a learner that keeps more of its points than X
+        computes it from what it keeps (BSGD)."""
+        return self.kernel(X, self.X)
 
     def predictions(self, A: np.ndarray) -> np.ndarray:
         """ŷ from activations: argmax_c (multi-class) or f(x)."""
