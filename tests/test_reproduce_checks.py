@@ -125,6 +125,47 @@ def test_ratio_and_bound_report_the_numbers_and_the_bounds_asked():
     assert got.status == "partly" and got.numbers == "d: loss a 1, b 4 (asked: ≤ 2)"
 
 
+def _seeded(arm_losses: dict[str, list[float]]) -> dict:
+    return {("d", arm): [flat(v, seed=s) for s, v in enumerate(losses)] for arm, losses in arm_losses.items()}
+
+
+def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
+    """a − b over the seeds both ran, against scipy's paired t-test: a consistent small win across seeds that vary
+    a lot holds; a mean difference within the seeds' noise does not, in either direction, and says so as its
+    cause instead of "unexplained"; a resolved loss stays unexplained. One seed in common: the means decide."""
+    from scipy import stats
+
+    order = {"kind": "order", "metric": "loss", "arms": ["a", "b"]}
+    spread = [1.0, 5.0, 2.0, 8.0, 3.0]
+    critical = stats.t.ppf(1 - checks.LEVEL / 2, 4)
+    consistent = {"a": list(np.subtract(spread, [0.1, 0.12, 0.09, 0.11, 0.1])), "b": spread}
+    t = stats.ttest_rel(consistent["a"], spread)
+    got = verdict(order, _seeded(consistent))
+    assert t.pvalue < checks.LEVEL and got.status == "holds" and np.std(spread) > 10 * 0.1
+    assert f"closest by seed: a − b -0.104 ± {0.104 / abs(t.statistic):.2g} s.e. over 5 seeds" in got.numbers
+    assert f"|t| {abs(t.statistic):.3g} > {critical:.3g}" in got.numbers
+    noisy = {"a": [1.0, 5.2, 1.9, 8.4, 2.9], "b": spread}
+    t = stats.ttest_rel(noisy["a"], noisy["b"])
+    got = verdict(order, _seeded(noisy))
+    assert t.pvalue > checks.LEVEL and np.mean(noisy["a"]) > np.mean(spread)
+    assert got.status == "fails" and got.noise == ("on d",)
+    d = np.subtract(noisy["a"], spread).mean()
+    assert f"but a ≈ b, within the seeds' noise (a − b {d:+.3g} ± {d / abs(t.statistic):.2g} s.e." in got.numbers
+    assert f"|t| {abs(t.statistic):.3g} ≤ {critical:.3g})" in got.numbers
+    better_by_mean = {"a": [0.9, 5.1, 1.8, 8.3, 2.4], "b": spread}  # lower mean, still within the noise
+    assert stats.ttest_rel(better_by_mean["a"], spread).pvalue > checks.LEVEL
+    assert verdict(order, _seeded(better_by_mean)).status == "fails"
+    claim = Claim("§1", "a beats b", checks=(parse(order, "t"),))
+    artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), claims=(claim,))
+    found = [claim.verdict(_seeded(noisy), {}, Tolerance())]
+    assert report.failing(artefact, found)[0].endswith("— within the seeds' noise (paired t-test, 5%): on d")
+    worse = {"a": [v + 0.1 for v in spread], "b": spread}
+    found = [claim.verdict(_seeded(worse), {}, Tolerance())]
+    assert found[0].noise == () and report.failing(artefact, found)[0].endswith("but a ≥ b — unexplained")
+    one_seed = {("d", "a"): [flat(2.1, seed=0), flat(0.0, seed=1)], ("d", "b"): [flat(2.0, seed=0)]}
+    assert verdict(order, one_seed).status == "holds"  # means: 1.05 against 2, as before pairing
+
+
 def test_seeds_pairs_runs_by_seed_not_by_mean():
     """a's mean is lower (one large win), but it beats b on 1 seed of 3: at least 2 of 3 asked."""
     a = [flat(0.1, seed=0), flat(3.0, seed=1), flat(3.0, seed=2)]

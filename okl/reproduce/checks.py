@@ -19,7 +19,11 @@ whole run, or read at a round). A check is declared in the artefact's file under
 The kinds (``lower`` is better unless ``better: higher``):
 
 - ``order``: ``arms`` is a list of groups (an arm or a list of arms); every arm of a group beats every arm of
-  the later groups, on each dataset, by its mean over seeds;
+  the later groups, on each dataset. Two arms run on two or more seeds in common are compared by seed: the mean of
+  the paired differences must lie beyond the seeds' noise, by a two-sided paired t-test at ``LEVEL`` (|mean| >
+  t(1 − LEVEL/2, n − 1) × its standard error), and a pair within it does not hold, with the seeds' noise as its
+  computed cause (:attr:`Outcome.noise`); arms without two seeds in common (one seed, a paper's printed numbers)
+  are compared by their means over seeds;
 - ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
   times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm); a
   number outside is explained where a deviation's ablation declared ``brackets`` lands across the paper's;
@@ -48,10 +52,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from scipy.special import stdtrit
 
 from okl.errors import ConfigError
 
 VERDICTS = ("holds", "partly", "fails", "not run", "not checkable")
+LEVEL = 0.05  # of the paired t-test by which an ``order`` check tells two arms run on the same seeds apart
 # the metrics a run's stored rounds give at any round t, with the column that gives them
 ROUNDWISE = {"loss": "cum_loss", "learner_s": "elapsed_ns", "regret": "regret", "model_size": "model_size"}
 
@@ -100,6 +106,7 @@ class Outcome:
     status: str
     numbers: str
     causes: tuple[str, ...] | None = None  # a part that did not hold: the deviations whose ablations explain it all
+    noise: bool = False  # a part that did not hold: every comparison that failed it lies within the seeds' noise
 
 
 @dataclass(frozen=True)
@@ -208,20 +215,68 @@ class Order(Check):
         if got is None:
             return _not_run(dataset, flat, results)
         m = got.means
-        broken = [
-            (a, b)
-            for i, g in enumerate(groups)
-            for a in g
-            for h in groups[i + 1 :]
-            for b in h
-            if not self.beats(m[a], m[b])
-        ]
+        runs = _runs(results, dataset, flat)
+        pairs = [(a, b) for i, g in enumerate(groups) for a in g for h in groups[i + 1 :] for b in h]
+        judged = [(a, b, self._paired(runs[a], runs[b], got.rounds)) for a, b in pairs]
+        broken = [(a, b, d) for a, b, d in judged if not (self.beats(m[a], m[b]) if d is None else d.beats)]
         shown = " | ".join(", ".join(f"{a} {_fmt(m[a])}" for a in g) for g in groups)
         text = f"{dataset}: {self.metric}{got.where()} {shown}"
         if broken:
             sign = "≥" if self.better == "lower" else "≤"
-            text += "; but " + ", ".join(f"{a} {sign} {b}" for a, b in broken[:3]) + ("…" if len(broken) > 3 else "")
-        return Outcome(dataset, "fails" if broken else "holds", text)
+            text += "; but " + ", ".join(
+                f"{a} {sign} {b}" if d is None or d.resolved else f"{a} ≈ {b}, within the seeds' noise ({d.text(a, b)})"
+                for a, b, d in broken[:3]
+            )
+            text += "…" if len(broken) > 3 else ""
+        elif paired := [(a, b, d) for a, b, d in judged if d is not None]:  # the comparison that decided it
+            a, b, d = min(paired, key=lambda p: p[2].margin)
+            text += f"; closest by seed: {d.text(a, b)}"
+        noise = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
+        return Outcome(dataset, "fails" if broken else "holds", text, noise=noise)
+
+    def _paired(self, a: Sequence[Cell], b: Sequence[Cell], t: int | None) -> Paired | None:
+        """a against b over the seeds both ran (None: fewer than two, compared by means instead)."""
+        mine = {c.seed: v for c in a if (v := _value(c, self.metric, t)) is not None}
+        theirs = {c.seed: v for c in b if (v := _value(c, self.metric, t)) is not None}
+        common = sorted(mine.keys() & theirs.keys())
+        if len(common) < 2:
+            return None
+        d = np.array([mine[s] - theirs[s] for s in common])
+        return Paired(float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d), self.better == "lower")
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The differences a − b of an order check's two arms over n seeds in common: their mean and its standard error,
+    read by a two-sided paired t-test at :data:`LEVEL`."""
+
+    mean: float
+    se: float
+    n: int
+    lower: bool  # lower is better
+
+    @property
+    def critical(self) -> float:
+        return float(stdtrit(self.n - 1, 1 - LEVEL / 2))
+
+    @property
+    def margin(self) -> float:
+        """|mean| in standard errors (inf when every seed gives the same nonzero difference)."""
+        return abs(self.mean) / self.se if self.se else (np.inf if self.mean else 0.0)
+
+    @property
+    def resolved(self) -> bool:
+        return self.margin > self.critical
+
+    @property
+    def beats(self) -> bool:
+        return self.resolved and (self.mean < 0) == self.lower
+
+    def text(self, a: str, b: str) -> str:
+        return (
+            f"{a} − {b} {self.mean:+.3g} ± {self.se:.2g} s.e. over {self.n} seeds, "
+            f"|t| {self.margin:.3g} {'>' if self.resolved else '≤'} {self.critical:.3g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -475,6 +530,7 @@ class Verdict:
     where: str = ""  # partly: on which datasets (or parts) it holds
     failed: tuple[str, ...] = ()  # the parts that did not hold ("<label> on <dataset>")
     causes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (part, the deviations whose ablations explain it all)
+    noise: tuple[str, ...] = ()  # the parts that did not hold only within the seeds' noise (:attr:`Outcome.noise`)
 
     def line(self) -> str:
         head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")
@@ -565,13 +621,15 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
     missing = [_part(c, o) for c, o in parts if o.status == "not run"]
     failed = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly"))
     causes = tuple((_part(c, o), o.causes) for c, o in ran if o.status in ("fails", "partly") and o.causes)
+    noise = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly") and o.noise)
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        return Verdict("fails", numbers, failed=failed, causes=causes)
+        return Verdict("fails", numbers, failed=failed, causes=causes, noise=noise)
     held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
-    return Verdict("partly", numbers, where + (f"; not run {', '.join(missing)}" if missing else ""), failed, causes)
+    where += f"; not run {', '.join(missing)}" if missing else ""
+    return Verdict("partly", numbers, where, failed, causes, noise)
 
 
 def _part(check: Check, outcome: Outcome) -> str:

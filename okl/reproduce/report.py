@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from okl.reproduce.catalog import ORDER, Artefact, load
-from okl.reproduce.checks import VERDICTS, Tolerance, Verdict, marking, paper_text, tally
+from okl.reproduce.checks import LEVEL, VERDICTS, Tolerance, Verdict, marking, paper_text, tally
 from okl.reproduce.metrics import METRICS, Row
 
 REPRODUCTION = """# Reproduction: ours beside the papers
@@ -146,24 +146,28 @@ def _own(own: Verdict | None, verdict: Verdict) -> Verdict | None:
 
 def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None) -> str:
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
-    outside the paper's (:class:`~okl.reproduce.checks.Paper`); the paper's own numbers where they fail the same
-    part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the claim's deviation
-    or "unexplained". ``own``: the claim checked on the paper's own numbers. Nothing when no part failed (a claim
-    that is partly only because a part was not run says so in its verdict)."""
+    outside the paper's (:class:`~okl.reproduce.checks.Paper`); the seeds' noise where every comparison that failed
+    a part lies within it (:class:`~okl.reproduce.checks.Order`'s paired t-test); the paper's own numbers where they
+    fail the same part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the
+    claim's deviation or "unexplained". ``own``: the claim checked on the paper's own numbers. Nothing when no part
+    failed (a claim that is partly only because a part was not run says so in its verdict)."""
     if verdict.status not in ("fails", "partly") or not verdict.failed:
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
     causes = dict(verdict.causes)
     theirs = [part for part in verdict.failed if own and part in own.failed]
     ablated = [part for part in verdict.failed if part in causes and part not in theirs]
-    rest = [part for part in verdict.failed if part not in theirs and part not in causes]
+    noise = [part for part in verdict.failed if part in verdict.noise and part not in theirs]
+    rest = [part for part in verdict.failed if part not in theirs and part not in causes and part not in noise]
     why = []
-    if rest or not (theirs or ablated):
+    if rest or not (theirs or ablated or noise):
         named = f"deviation `{deviation.id}`" if deviation else "unexplained"
-        why.append(named + (f": {', '.join(rest)}" if theirs or ablated else ""))
+        why.append(named + (f": {', '.join(rest)}" if theirs or ablated or noise else ""))
     if ablated:
         ids = ", ".join(f"`{i}`" for i in dict.fromkeys(i for part in ablated for i in causes[part]))
         why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(ablated)}")
+    if noise:
+        why.append(f"within the seeds' noise (paired t-test, {100 * LEVEL:g}%): {', '.join(noise)}")
     if theirs:
         why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if rest or ablated else ""))
     return " — " + "; ".join(why)
