@@ -162,6 +162,8 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     worse = {"a": [v + 0.1 for v in spread], "b": spread}
     found = [claim.verdict(_seeded(worse), {}, Tolerance())]
     assert found[0].noise == () and report.failing(artefact, found)[0].endswith("but a ≥ b — unexplained")
+    same = verdict(order, _seeded({"a": [v - 0.1 for v in spread], "b": spread}))  # a difference of 0.1 ± rounding
+    assert same.status == "holds" and same.numbers.endswith("closest by seed: a − b -0.1 on each of 5 seeds")
     one_seed = {("d", "a"): [flat(2.1, seed=0), flat(0.0, seed=1)], ("d", "b"): [flat(2.0, seed=0)]}
     assert verdict(order, one_seed).status == "holds"  # means: 1.05 against 2, as before pairing
 

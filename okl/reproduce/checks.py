@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy.special import stdtrit
 
 from okl.errors import ConfigError
 
@@ -257,12 +256,20 @@ class Paired:
 
     @property
     def critical(self) -> float:
+        """t(1 − LEVEL/2, n − 1) (scipy.special, imported here: 0.3 s that planning a preset does not pay)."""
+        from scipy.special import stdtrit
+
         return float(stdtrit(self.n - 1, 1 - LEVEL / 2))
+
+    @property
+    def constant(self) -> bool:
+        """Every seed gives the same difference (to rounding: a learner and data that the seed does not change)."""
+        return self.se <= 1e-9 * abs(self.mean)
 
     @property
     def margin(self) -> float:
         """|mean| in standard errors (inf when every seed gives the same nonzero difference)."""
-        return abs(self.mean) / self.se if self.se else (np.inf if self.mean else 0.0)
+        return np.inf if self.mean and self.constant else abs(self.mean) / self.se if self.se else 0.0
 
     @property
     def resolved(self) -> bool:
@@ -273,6 +280,8 @@ class Paired:
         return self.resolved and (self.mean < 0) == self.lower
 
     def text(self, a: str, b: str) -> str:
+        if self.mean and self.constant:
+            return f"{a} − {b} {self.mean:+.3g} on each of {self.n} seeds"
         return (
             f"{a} − {b} {self.mean:+.3g} ± {self.se:.2g} s.e. over {self.n} seeds, "
             f"|t| {self.margin:.3g} {'>' if self.resolved else '≤'} {self.critical:.3g}"
