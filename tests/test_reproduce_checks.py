@@ -161,11 +161,47 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     assert report.failing(artefact, found)[0].endswith("— within the seeds' noise (paired t-test, 5%): on d")
     worse = {"a": [v + 0.1 for v in spread], "b": spread}
     found = [claim.verdict(_seeded(worse), {}, Tolerance())]
-    assert found[0].noise == () and report.failing(artefact, found)[0].endswith("but a ≥ b — unexplained")
+    line = report.failing(artefact, found)[0]
+    assert found[0].noise == () and line.endswith("but a ≥ b (a − b +0.1 on each of 5 seeds) — unexplained")
+    tie = verdict(order, _seeded({"a": spread, "b": spread}))  # an exact tie: no noise, and no win
+    assert tie.status == "fails" and tie.noise == () and "but a ≥ b (a − b +0 on each of 5 seeds)" in tie.numbers
+    nan = verdict(order, _seeded({"a": [0.5, 4.0, np.inf, 7.0, 2.0], "b": spread}))  # no noise to speak of
+    assert nan.status == "fails" and nan.noise == () and "but a ≥ b" in nan.numbers and "seeds" not in nan.numbers
     same = verdict(order, _seeded({"a": [v - 0.1 for v in spread], "b": spread}))  # a difference of 0.1 ± rounding
     assert same.status == "holds" and same.numbers.endswith("closest by seed: a − b -0.1 on each of 5 seeds")
     one_seed = {("d", "a"): [flat(2.1, seed=0), flat(0.0, seed=1)], ("d", "b"): [flat(2.0, seed=0)]}
     assert verdict(order, one_seed).status == "holds"  # means: 1.05 against 2, as before pairing
+
+
+@pytest.mark.parametrize("better", ["lower", "higher"])
+def test_an_order_by_seed_agrees_with_scipys_paired_t_test_two_sided(better):
+    """Random arms (2 to 7 seeds, stored out of seed order, a seed run by one arm only): holds exactly when scipy's
+    two-sided paired test rejects at LEVEL in the claimed direction, and fails within the noise exactly when it
+    does not reject; one case sits between the one-sided and the two-sided critical values."""
+    from scipy import stats
+
+    order = {"kind": "order", "metric": "loss", "arms": ["a", "b"], "better": better}
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(2, 8))
+        b = rng.normal(0, 1, n)
+        a = b + rng.normal(rng.normal(0, 0.5), 0.5, n)
+        seeds = [int(s) for s in rng.permutation(n)]
+        results = {
+            ("d", "a"): [flat(a[i], seed=s) for i, s in enumerate(seeds)] + [flat(-50.0, seed=99)],
+            ("d", "b"): [flat(b[i], seed=s) for i, s in enumerate(seeds)][::-1],
+        }
+        got = verdict(order, results)
+        p = stats.ttest_rel(a, b).pvalue
+        wins = (a.mean() < b.mean()) == (better == "lower")
+        assert got.status == ("holds" if p < checks.LEVEL and wins else "fails")
+        assert (got.noise == ("on d",)) == (p >= checks.LEVEL)
+    b = np.array([1.0, 5.0, 2.0, 8.0, 3.0])
+    a = b - np.array([0.1, 0.3, 0.2, -0.05, 0.1])
+    t = abs(stats.ttest_rel(a, b).statistic)
+    assert stats.t.ppf(1 - checks.LEVEL, 4) < t < stats.t.ppf(1 - checks.LEVEL / 2, 4)
+    got = verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, _seeded({"a": list(a), "b": list(b)}))
+    assert got.status == "fails" and got.noise == ("on d",)
 
 
 def test_seeds_pairs_runs_by_seed_not_by_mean():

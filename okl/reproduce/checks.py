@@ -223,9 +223,11 @@ class Order(Check):
         if broken:
             sign = "≥" if self.better == "lower" else "≤"
             text += "; but " + ", ".join(
-                f"{a} {sign} {b}" if d is None or d.resolved else f"{a} ≈ {b}, within the seeds' noise ({d.text(a, b)})"
+                f"{a} {sign} {b}" if d is None
+                else f"{a} {sign} {b} ({d.text(a, b)})" if d.resolved
+                else f"{a} ≈ {b}, within the seeds' noise ({d.text(a, b)})"
                 for a, b, d in broken[:3]
-            )
+            )  # fmt: skip
             text += "…" if len(broken) > 3 else ""
         elif paired := [(a, b, d) for a, b, d in judged if d is not None]:  # the comparison that decided it
             a, b, d = min(paired, key=lambda p: p[2].margin)
@@ -241,6 +243,8 @@ class Order(Check):
         if len(common) < 2:
             return None
         d = np.array([mine[s] - theirs[s] for s in common])
+        if not np.isfinite(d).all():  # a NaN or infinite metric has no noise to speak of: the means decide
+            return None
         return Paired(float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d), self.better == "lower")
 
 
@@ -273,14 +277,16 @@ class Paired:
 
     @property
     def resolved(self) -> bool:
-        return self.margin > self.critical
+        """Beyond the seeds' noise: |t| above the critical value, or the same difference on every seed (an exact
+        tie, 0 on each seed, included: it is no noise either, and a tie does not beat)."""
+        return self.constant or self.margin > self.critical
 
     @property
     def beats(self) -> bool:
-        return self.resolved and (self.mean < 0) == self.lower
+        return self.resolved and self.mean != 0 and (self.mean < 0) == self.lower
 
     def text(self, a: str, b: str) -> str:
-        if self.mean and self.constant:
+        if self.constant:
             return f"{a} − {b} {self.mean:+.3g} on each of {self.n} seeds"
         return (
             f"{a} − {b} {self.mean:+.3g} ± {self.se:.2g} s.e. over {self.n} seeds, "

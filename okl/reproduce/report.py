@@ -169,7 +169,8 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     if noise:
         why.append(f"within the seeds' noise (paired t-test, {100 * LEVEL:g}%): {', '.join(noise)}")
     if theirs:
-        why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if rest or ablated else ""))
+        named = rest or ablated or noise
+        why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if named else ""))
     return " — " + "; ".join(why)
 
 
