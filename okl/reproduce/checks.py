@@ -26,7 +26,9 @@ The kinds (``lower`` is better unless ``better: higher``):
   are compared by their means over seeds;
 - ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
   times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm); a
-  number outside is explained where a deviation's ablation declared ``brackets`` lands across the paper's;
+  number outside is explained where a deviation's ablation declared ``brackets`` lands across the paper's, or
+  by our seeds' noise where the paper's mean lies within it (a two-sided one-sample t-test of our seeds' values
+  against it at ``LEVEL``: our mean's confidence interval holds the paper's number);
 - ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
 - ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
 - ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
@@ -56,7 +58,7 @@ import numpy as np
 from okl.errors import ConfigError
 
 VERDICTS = ("holds", "partly", "fails", "not run", "not checkable")
-LEVEL = 0.05  # of the paired t-test by which an ``order`` check tells two arms run on the same seeds apart
+LEVEL = 0.05  # of the t-tests by which checks tell a difference from our seeds' noise (:class:`Difference`)
 # the metrics a run's stored rounds give at any round t, with the column that gives them
 ROUNDWISE = {"loss": "cum_loss", "learner_s": "elapsed_ns", "regret": "regret", "model_size": "model_size"}
 
@@ -105,7 +107,7 @@ class Outcome:
     status: str
     numbers: str
     causes: tuple[str, ...] | None = None  # a part that did not hold: the deviations whose ablations explain it all
-    noise: bool = False  # a part that did not hold: every comparison that failed it lies within the seeds' noise
+    noise: bool = False  # a part that did not hold: within our seeds' noise, all of it or what no ablation explains
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ class Order(Check):
             text += "; but " + ", ".join(
                 f"{a} {sign} {b}" if d is None
                 else f"{a} {sign} {b} ({d.text(a, b)})" if d.resolved
-                else f"{a} ≈ {b}, within the seeds' noise ({d.text(a, b)})"
+                else f"{a} ≈ {b}, within our seeds' noise ({d.text(a, b)})"
                 for a, b, d in broken[:3]
             )  # fmt: skip
             text += "…" if len(broken) > 3 else ""
@@ -235,28 +237,31 @@ class Order(Check):
         noise = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
         return Outcome(dataset, "fails" if broken else "holds", text, noise=noise)
 
-    def _paired(self, a: Sequence[Cell], b: Sequence[Cell], t: int | None) -> Paired | None:
+    def _paired(self, a: Sequence[Cell], b: Sequence[Cell], t: int | None) -> Difference | None:
         """a against b over the seeds both ran (None: fewer than two, compared by means instead)."""
         mine = {c.seed: v for c in a if (v := _value(c, self.metric, t)) is not None}
         theirs = {c.seed: v for c in b if (v := _value(c, self.metric, t)) is not None}
         common = sorted(mine.keys() & theirs.keys())
-        if len(common) < 2:
-            return None
-        d = np.array([mine[s] - theirs[s] for s in common])
-        if not np.isfinite(d).all():  # a NaN or infinite metric has no noise to speak of: the means decide
-            return None
-        return Paired(float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d), self.better == "lower")
+        return Difference.of([mine[s] - theirs[s] for s in common], self.better == "lower")
 
 
 @dataclass(frozen=True)
-class Paired:
-    """The differences a − b of an order check's two arms over n seeds in common: their mean and its standard error,
-    read by a two-sided paired t-test at :data:`LEVEL`."""
+class Difference:
+    """Differences over n seeds (an order check's a − b paired by seed, or ours − the paper's number): their mean
+    and its standard error, read by a two-sided t-test at :data:`LEVEL`."""
 
     mean: float
     se: float
     n: int
     lower: bool  # lower is better
+
+    @classmethod
+    def of(cls, d: Sequence[float], lower: bool = True) -> Difference | None:
+        """None for fewer than two values, or a NaN or infinite one (no noise to speak of: the means decide)."""
+        d = np.asarray(d, dtype=float)
+        if len(d) < 2 or not np.isfinite(d).all():
+            return None
+        return cls(float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d), lower)
 
     @property
     def critical(self) -> float:
@@ -320,7 +325,7 @@ class Paper(Check):
             for (d, arm), v in reported.items()
             if d == dataset and self.metric in v and (not self.arms or arm in self.arms)
         ]
-        inside, outside, absent, causes = [], [], [], set()
+        inside, outside, absent, causes, noise, unexplained = [], [], [], set(), 0, 0
         for arm, paper in rows:
             got = values(results, dataset, [arm], self.metric, matched=False)
             if got is None:
@@ -332,11 +337,16 @@ class Paper(Check):
                 inside.append(cell)
                 continue
             bracket = self._bracket(results, dataset, arm, ours, paper, tol)
-            outside.append(cell + (f" ({bracket[1]})" if bracket else ""))
-            if bracket is None:  # one number outside unexplained: the part is not explained by ablations
-                causes = None
-            elif causes is not None:
+            spread = None if bracket else self._spread(results, dataset, arm, paper)
+            if bracket:
                 causes.add(bracket[0])
+                cell += f" ({bracket[1]})"
+            elif spread is not None and not spread.resolved:
+                noise += 1
+                cell += f" (within our seeds' noise: {spread.text(arm, 'paper')})"
+            else:
+                unexplained += 1
+            outside.append(cell)
         checked = len(inside) + len(outside)
         if not checked:
             return Outcome(
@@ -346,7 +356,16 @@ class Paper(Check):
         text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
         text += f": {', '.join(inside)}" if inside else ""
         text += f"; outside: {', '.join(outside)}" if outside else ""
-        return Outcome(dataset, status, text, tuple(sorted(causes)) if outside and causes is not None else None)
+        explained = outside and not unexplained  # every number outside: bracketed by an ablation, or within the noise
+        return Outcome(
+            dataset, status, text, tuple(sorted(causes)) if explained and causes else None, bool(explained and noise)
+        )
+
+    def _spread(self, results, dataset: str, arm: str, paper: float | tuple[float, float]) -> Difference | None:
+        """Our seeds' values of ``arm`` less the paper's mean: their t-test says whether our runs tell them apart."""
+        mean = float(np.atleast_1d(paper)[0])
+        ours = [_value(c, self.metric, None) for c in results.get((dataset, arm), ())]
+        return Difference.of([v - mean for v in ours if v is not None])
 
     def _bracket(
         self, results, dataset: str, arm: str, ours: float, paper: float | tuple[float, float], tol: Tolerance
