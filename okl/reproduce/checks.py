@@ -20,15 +20,17 @@ The kinds (``lower`` is better unless ``better: higher``):
 
 - ``order``: ``arms`` is a list of groups (an arm or a list of arms); every arm of a group beats every arm of
   the later groups, on each dataset. Two arms run on two or more seeds in common are compared by seed: the mean of
-  the paired differences must lie beyond the seeds' noise, by a two-sided paired t-test at ``LEVEL`` (|mean| >
-  t(1 − LEVEL/2, n − 1) × its standard error), and a pair within it does not hold, with the seeds' noise as its
+  the paired differences must be resolved by our seeds, by a two-sided paired t-test at ``LEVEL`` (|mean| >
+  t(1 − LEVEL/2, n − 1) × its standard error), and a pair they do not resolve does not hold, with that as its
   computed cause (:attr:`Outcome.noise`); arms without two seeds in common (one seed, a paper's printed numbers)
   are compared by their means over seeds;
 - ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
   times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm); a
   number outside is explained where a deviation's ablation declared ``brackets`` lands across the paper's, or
-  by our seeds' noise where the paper's mean lies within it (a two-sided one-sample t-test of our seeds' values
-  against it at ``LEVEL``: our mean's confidence interval holds the paper's number);
+  as not resolved by our seeds where a two-sided one-sample t-test of our seeds' values against the paper's mean
+  does not reject at ``LEVEL`` (our mean's confidence interval holds the paper's number) and our seeds vary no
+  more than the paper's runs (our s.d. within ``k`` times its ±: a wider spread is a gap of its own, said in the
+  cell, and leaves the number unexplained);
 - ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
 - ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
 - ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
@@ -58,7 +60,7 @@ import numpy as np
 from okl.errors import ConfigError
 
 VERDICTS = ("holds", "partly", "fails", "not run", "not checkable")
-LEVEL = 0.05  # of the t-tests by which checks tell a difference from our seeds' noise (:class:`Difference`)
+LEVEL = 0.05  # of the t-tests by which checks tell whether our seeds resolve a difference (:class:`Difference`)
 # the metrics a run's stored rounds give at any round t, with the column that gives them
 ROUNDWISE = {"loss": "cum_loss", "learner_s": "elapsed_ns", "regret": "regret", "model_size": "model_size"}
 
@@ -107,7 +109,7 @@ class Outcome:
     status: str
     numbers: str
     causes: tuple[str, ...] | None = None  # a part that did not hold: the deviations whose ablations explain it all
-    noise: bool = False  # a part that did not hold: within our seeds' noise, all of it or what no ablation explains
+    noise: bool = False  # a part that did not hold: not resolved by our seeds, all of it or what no ablation explains
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,7 @@ class Order(Check):
             text += "; but " + ", ".join(
                 f"{a} {sign} {b}" if d is None
                 else f"{a} {sign} {b} ({d.text(a, b)})" if d.resolved
-                else f"{a} ≈ {b}, within our seeds' noise ({d.text(a, b)})"
+                else f"{a} ≈ {b}, not resolved by our seeds ({d.text(a, b)})"
                 for a, b, d in broken[:3]
             )  # fmt: skip
             text += "…" if len(broken) > 3 else ""
@@ -264,6 +266,11 @@ class Difference:
         return cls(float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))), len(d), lower)
 
     @property
+    def sd(self) -> float:
+        """The differences' standard deviation over the seeds."""
+        return self.se * float(np.sqrt(self.n))
+
+    @property
     def critical(self) -> float:
         """t(1 − LEVEL/2, n − 1) (scipy.special, imported here: 0.3 s that planning a preset does not pay)."""
         from scipy.special import stdtrit
@@ -282,7 +289,7 @@ class Difference:
 
     @property
     def resolved(self) -> bool:
-        """Beyond the seeds' noise: |t| above the critical value, or the same difference on every seed (an exact
+        """Resolved by our seeds: |t| above the critical value, or the same difference on every seed (an exact
         tie, 0 on each seed, included: it is no noise either, and a tie does not beat)."""
         return self.constant or self.margin > self.critical
 
@@ -342,8 +349,16 @@ class Paper(Check):
                 causes.add(bracket[0])
                 cell += f" ({bracket[1]})"
             elif spread is not None and not spread.resolved:
-                noise += 1
-                cell += f" (within our seeds' noise: {spread.text(arm, 'paper')})"
+                std = paper[1] if isinstance(paper, tuple) else None
+                cell += f" (not resolved by our seeds: {spread.text(arm, 'paper')}"
+                if std and spread.sd <= tol.k * std:
+                    noise += 1
+                    cell += ")"
+                else:  # our runs vary more than the paper's: a gap of its own
+                    unexplained += 1
+                    cell += f"; but our s.d. {spread.sd:.2g} is " + (
+                        f"{spread.sd / std:.2g}× the paper's ±)" if std else "set against no ± of the paper's)"
+                    )
             else:
                 unexplained += 1
             outside.append(cell)
@@ -356,7 +371,7 @@ class Paper(Check):
         text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
         text += f": {', '.join(inside)}" if inside else ""
         text += f"; outside: {', '.join(outside)}" if outside else ""
-        explained = outside and not unexplained  # every number outside: bracketed by an ablation, or within the noise
+        explained = outside and not unexplained  # every number outside: bracketed by an ablation, or not resolved
         return Outcome(
             dataset, status, text, tuple(sorted(causes)) if explained and causes else None, bool(explained and noise)
         )
@@ -564,7 +579,7 @@ class Verdict:
     where: str = ""  # partly: on which datasets (or parts) it holds
     failed: tuple[str, ...] = ()  # the parts that did not hold ("<label> on <dataset>")
     causes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (part, the deviations whose ablations explain it all)
-    noise: tuple[str, ...] = ()  # the parts that did not hold only within the seeds' noise (:attr:`Outcome.noise`)
+    noise: tuple[str, ...] = ()  # the parts that did not hold only as not resolved by our seeds (:attr:`Outcome.noise`)
 
     def line(self) -> str:
         head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")

@@ -146,9 +146,9 @@ def _own(own: Verdict | None, verdict: Verdict) -> Verdict | None:
 
 def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None) -> str:
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
-    outside the paper's (:class:`~okl.reproduce.checks.Paper`); our seeds' noise where what failed a part lies within
-    it (:class:`~okl.reproduce.checks.Difference`: an order's paired comparison, the paper's number against our
-    seeds'); the paper's own numbers where they
+    outside the paper's (:class:`~okl.reproduce.checks.Paper`); "not resolved by our seeds" where our seeds' t-test
+    cannot tell what failed a part (:class:`~okl.reproduce.checks.Difference`: an order's paired comparison, the
+    paper's number against our seeds'); the paper's own numbers where they
     fail the same part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the
     claim's deviation or "unexplained". ``own``: the claim checked on the paper's own numbers. Nothing when no part
     failed (a claim that is partly only because a part was not run says so in its verdict)."""
@@ -164,11 +164,15 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     if rest or not (theirs or ablated or noise):
         named = f"deviation `{deviation.id}`" if deviation else "unexplained"
         why.append(named + (f": {', '.join(rest)}" if theirs or ablated or noise else ""))
+    unresolved = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
     if ablated:
         ids = ", ".join(f"`{i}`" for i in dict.fromkeys(i for part in ablated for i in causes[part]))
-        why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(ablated)}")
-    if noise:
-        why.append(f"within our seeds' noise (t-test, {100 * LEVEL:g}%): {', '.join(noise)}")
+        if only := [part for part in ablated if part not in noise]:
+            why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(only)}")
+        if both := [part for part in ablated if part in noise]:
+            why.append(f"each number outside bracketed by an ablation ({ids}) or {unresolved}: {', '.join(both)}")
+    if only := [part for part in noise if part not in ablated]:
+        why.append(f"{unresolved}: {', '.join(only)}")
     if theirs:
         named = rest or ablated or noise
         why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if named else ""))
