@@ -409,7 +409,9 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
             assert f"|t| {abs(t):.3g} ≤ {two:.3g})" in got.numbers
         if values is wide:
             sd = np.std(wide, ddof=1)
-            assert f"; but our s.d. {sd:.2g} is {sd / 0.1:.2g}× the paper's ±)" in got.numbers
+            assert f"; but our s.d. {sd:.3g} exceeds the paper's ± 0.1)" in got.numbers
+    bare = verdict(paper, _seeded({"a": wide}), {("d", "a"): {"loss": 2.0}})  # no ±: no spread to set ours against
+    assert bare.noise == () and "; the paper prints no ± to set our s.d. against)" in bare.numbers
     claim = Claim("Table 1", "the table", checks=(parse({"kind": "paper", "metric": "loss"}, "t"),))
     rows = tuple(catalog.Reported(d, a, "Table 1", v) for (d, a), v in reported.items())
     deviation = catalog.Deviation("the step", id="step", ablation=("b_other", "b"), brackets=True)

@@ -356,8 +356,11 @@ class Paper(Check):
                     cell += ")"
                 else:  # our runs vary more than the paper's: a gap of its own
                     unexplained += 1
-                    cell += f"; but our s.d. {spread.sd:.2g} is " + (
-                        f"{spread.sd / std:.2g}× the paper's ±)" if std else "set against no ± of the paper's)"
+                    times = "" if tol.k == 1 else f"{tol.k:g}× "
+                    cell += (
+                        f"; but our s.d. {spread.sd:.3g} exceeds {times}the paper's ± {std:g})"
+                        if std
+                        else "; the paper prints no ± to set our s.d. against)"
                     )
             else:
                 unexplained += 1
