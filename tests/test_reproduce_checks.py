@@ -148,7 +148,7 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     t = stats.ttest_rel(noisy["a"], noisy["b"])
     got = verdict(order, _seeded(noisy))
     assert t.pvalue > checks.LEVEL and np.mean(noisy["a"]) > np.mean(spread)
-    assert got.status == "fails" and got.noise == ("on d",)
+    assert got.status == "fails" and got.unresolved == ("on d",)
     d = np.subtract(noisy["a"], spread).mean()
     assert f"but a ≈ b, not resolved by our seeds (a − b {d:+.3g} ± {d / abs(t.statistic):.2g} s.e." in got.numbers
     assert f"|t| {abs(t.statistic):.3g} ≤ {critical:.3g})" in got.numbers
@@ -162,11 +162,11 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     worse = {"a": [v + 0.1 for v in spread], "b": spread}
     found = [claim.verdict(_seeded(worse), {}, Tolerance())]
     line = report.failing(artefact, found)[0]
-    assert found[0].noise == () and line.endswith("but a ≥ b (a − b +0.1 on each of 5 seeds) — unexplained")
+    assert found[0].unresolved == () and line.endswith("but a ≥ b (a − b +0.1 on each of 5 seeds) — unexplained")
     tie = verdict(order, _seeded({"a": spread, "b": spread}))  # an exact tie: no noise, and no win
-    assert tie.status == "fails" and tie.noise == () and "but a ≥ b (a − b +0 on each of 5 seeds)" in tie.numbers
+    assert tie.status == "fails" and tie.unresolved == () and "but a ≥ b (a − b +0 on each of 5 seeds)" in tie.numbers
     nan = verdict(order, _seeded({"a": [0.5, 4.0, np.inf, 7.0, 2.0], "b": spread}))  # no noise to speak of
-    assert nan.status == "fails" and nan.noise == () and "but a ≥ b" in nan.numbers and "seeds" not in nan.numbers
+    assert nan.status == "fails" and nan.unresolved == () and "but a ≥ b" in nan.numbers and "seeds" not in nan.numbers
     same = verdict(order, _seeded({"a": [v - 0.1 for v in spread], "b": spread}))  # a difference of 0.1 ± rounding
     assert same.status == "holds" and same.numbers.endswith("closest by seed: a − b -0.1 on each of 5 seeds")
     one_seed = {("d", "a"): [flat(2.1, seed=0), flat(0.0, seed=1)], ("d", "b"): [flat(2.0, seed=0)]}
@@ -195,13 +195,13 @@ def test_an_order_by_seed_agrees_with_scipys_paired_t_test_two_sided(better):
         p = stats.ttest_rel(a, b).pvalue
         wins = (a.mean() < b.mean()) == (better == "lower")
         assert got.status == ("holds" if p < checks.LEVEL and wins else "fails")
-        assert (got.noise == ("on d",)) == (p >= checks.LEVEL)
+        assert (got.unresolved == ("on d",)) == (p >= checks.LEVEL)
     b = np.array([1.0, 5.0, 2.0, 8.0, 3.0])
     a = b - np.array([0.1, 0.3, 0.2, -0.05, 0.1])
     t = abs(stats.ttest_rel(a, b).statistic)
     assert stats.t.ppf(1 - checks.LEVEL, 4) < t < stats.t.ppf(1 - checks.LEVEL / 2, 4)
     got = verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, _seeded({"a": list(a), "b": list(b)}))
-    assert got.status == "fails" and got.noise == ("on d",)
+    assert got.status == "fails" and got.unresolved == ("on d",)
 
 
 def test_seeds_pairs_runs_by_seed_not_by_mean():
@@ -402,7 +402,7 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
     paper = {"kind": "paper", "metric": "loss", "arms": ["a"]}
     for values, explained in ((between, True), (resolved, False), (wide, False), (wide[:1], False)):
         got = verdict(paper, _seeded({"a": values}), reported)
-        assert got.status == "fails" and got.noise == (("on d",) if explained else ())
+        assert got.status == "fails" and got.unresolved == (("on d",) if explained else ())
         if values is between:
             t = stats.ttest_1samp(values, 2.0).statistic
             assert f"(not resolved by our seeds: a − paper {np.mean(values) - 2.0:+.3g} ±" in got.numbers
@@ -411,7 +411,7 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
             sd = np.std(wide, ddof=1)
             assert f"; but our s.d. {sd:.3g} exceeds the paper's ± 0.1)" in got.numbers
     bare = verdict(paper, _seeded({"a": wide}), {("d", "a"): {"loss": 2.0}})  # no ±: no spread to set ours against
-    assert bare.noise == () and "; the paper prints no ± to set our s.d. against)" in bare.numbers
+    assert bare.unresolved == () and "; the paper prints no ± to set our s.d. against)" in bare.numbers
     claim = Claim("Table 1", "the table", checks=(parse({"kind": "paper", "metric": "loss"}, "t"),))
     rows = tuple(catalog.Reported(d, a, "Table 1", v) for (d, a), v in reported.items())
     deviation = catalog.Deviation("the step", id="step", ablation=("b_other", "b"), brackets=True)
@@ -419,7 +419,7 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
     artefact = dataclasses.replace(artefact, deviations=(deviation,))
     artefact = dataclasses.replace(artefact, claims=(catalog._with_ablations(claim, artefact),))
     b_in, c_in = [4.0] * 5, [1.0] * 5  # inside the paper's 4 and 1
-    for a, b, c, causes, noise, ending in (
+    for a, b, c, causes, unresolved, ending in (
         ([2.0] * 5, [v + 2.0 for v in between], c_in, ("step",), False, "bracketed by an ablation (`step`): on d"),
         (between, [5.0] * 5, c_in, ("step",), True, "(`step`) or not resolved by our seeds (t-test, 5%): on d"),
         (between, b_in, [3.0] * 5, None, False, "— unexplained"),
@@ -427,7 +427,7 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
     ):
         ours = _seeded({"a": a, "b": b, "b_other": [3.0] * 5, "c": c})
         (outcome,) = artefact.claims[0].checks[0].evaluate(ours, reported, Tolerance())
-        assert (outcome.causes, outcome.noise) == (causes, noise)
+        assert (outcome.causes, outcome.unresolved) == (causes, unresolved)
         found = [artefact.claims[0].verdict(ours, reported, Tolerance())]
         (line,) = [x for x in report.claims(artefact, found) if x.startswith("- ")]
         assert line.endswith(ending), line

@@ -22,7 +22,7 @@ The kinds (``lower`` is better unless ``better: higher``):
   the later groups, on each dataset. Two arms run on two or more seeds in common are compared by seed: the mean of
   the paired differences must be resolved by our seeds, by a two-sided paired t-test at ``LEVEL`` (|mean| >
   t(1 − LEVEL/2, n − 1) × its standard error), and a pair they do not resolve does not hold, with that as its
-  computed cause (:attr:`Outcome.noise`); arms without two seeds in common (one seed, a paper's printed numbers)
+  computed cause (:attr:`Outcome.unresolved`); arms without two seeds in common (one seed, a paper's printed numbers)
   are compared by their means over seeds;
 - ``paper``: ours within the artefact's tolerance of every number the paper reports for ``metric`` (``k``
   times its ±, or the relative tolerance where it prints none), for ``arms`` (default: every reported arm); a
@@ -109,7 +109,7 @@ class Outcome:
     status: str
     numbers: str
     causes: tuple[str, ...] | None = None  # a part that did not hold: the deviations whose ablations explain it all
-    noise: bool = False  # a part that did not hold: not resolved by our seeds, all of it or what no ablation explains
+    unresolved: bool = False  # a part that did not hold: not resolved by our seeds, all or what no ablation explains
 
 
 @dataclass(frozen=True)
@@ -236,8 +236,8 @@ class Order(Check):
         elif paired := [(a, b, d) for a, b, d in judged if d is not None]:  # the comparison that decided it
             a, b, d = min(paired, key=lambda p: p[2].margin)
             text += f"; closest by seed: {d.text(a, b)}"
-        noise = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
-        return Outcome(dataset, "fails" if broken else "holds", text, noise=noise)
+        unresolved = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
+        return Outcome(dataset, "fails" if broken else "holds", text, unresolved=unresolved)
 
     def _paired(self, a: Sequence[Cell], b: Sequence[Cell], t: int | None) -> Difference | None:
         """a against b over the seeds both ran (None: fewer than two, compared by means instead)."""
@@ -332,7 +332,7 @@ class Paper(Check):
             for (d, arm), v in reported.items()
             if d == dataset and self.metric in v and (not self.arms or arm in self.arms)
         ]
-        inside, outside, absent, causes, noise, unexplained = [], [], [], set(), 0, 0
+        inside, outside, absent, causes, unresolved, unexplained = [], [], [], set(), 0, 0
         for arm, paper in rows:
             got = values(results, dataset, [arm], self.metric, matched=False)
             if got is None:
@@ -352,7 +352,7 @@ class Paper(Check):
                 std = paper[1] if isinstance(paper, tuple) else None
                 cell += f" (not resolved by our seeds: {spread.text(arm, 'paper')}"
                 if std and spread.sd <= tol.k * std:
-                    noise += 1
+                    unresolved += 1
                     cell += ")"
                 else:  # our runs vary more than the paper's: a gap of its own
                     unexplained += 1
@@ -375,9 +375,8 @@ class Paper(Check):
         text += f": {', '.join(inside)}" if inside else ""
         text += f"; outside: {', '.join(outside)}" if outside else ""
         explained = outside and not unexplained  # every number outside: bracketed by an ablation, or not resolved
-        return Outcome(
-            dataset, status, text, tuple(sorted(causes)) if explained and causes else None, bool(explained and noise)
-        )
+        bracketed = tuple(sorted(causes)) if explained and causes else None
+        return Outcome(dataset, status, text, bracketed, bool(explained and unresolved))
 
     def _spread(self, results, dataset: str, arm: str, paper: float | tuple[float, float]) -> Difference | None:
         """Our seeds' values of ``arm`` less the paper's mean: their t-test says whether our runs tell them apart."""
@@ -582,7 +581,7 @@ class Verdict:
     where: str = ""  # partly: on which datasets (or parts) it holds
     failed: tuple[str, ...] = ()  # the parts that did not hold ("<label> on <dataset>")
     causes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (part, the deviations whose ablations explain it all)
-    noise: tuple[str, ...] = ()  # the parts that did not hold only as not resolved by our seeds (:attr:`Outcome.noise`)
+    unresolved: tuple[str, ...] = ()  # the parts that did not hold only unresolved (:attr:`Outcome.unresolved`)
 
     def line(self) -> str:
         head = f"**{self.status}**" + (f" ({self.where})" if self.where else "")
@@ -673,15 +672,15 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
     missing = [_part(c, o) for c, o in parts if o.status == "not run"]
     failed = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly"))
     causes = tuple((_part(c, o), o.causes) for c, o in ran if o.status in ("fails", "partly") and o.causes)
-    noise = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly") and o.noise)
+    unresolved = tuple(_part(c, o) for c, o in ran if o.status in ("fails", "partly") and o.unresolved)
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        return Verdict("fails", numbers, failed=failed, causes=causes, noise=noise)
+        return Verdict("fails", numbers, failed=failed, causes=causes, unresolved=unresolved)
     held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
     where += f"; not run {', '.join(missing)}" if missing else ""
-    return Verdict("partly", numbers, where, failed, causes, noise)
+    return Verdict("partly", numbers, where, failed, causes, unresolved)
 
 
 def _part(check: Check, outcome: Outcome) -> str:

@@ -158,23 +158,23 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     causes = dict(verdict.causes)
     theirs = [part for part in verdict.failed if own and part in own.failed]
     ablated = [part for part in verdict.failed if part in causes and part not in theirs]
-    noise = [part for part in verdict.failed if part in verdict.noise and part not in theirs]
-    rest = [part for part in verdict.failed if part not in theirs and part not in causes and part not in noise]
+    unresolved = [part for part in verdict.failed if part in verdict.unresolved and part not in theirs]
+    rest = [part for part in verdict.failed if part not in theirs and part not in causes and part not in unresolved]
     why = []
-    if rest or not (theirs or ablated or noise):
+    if rest or not (theirs or ablated or unresolved):
         named = f"deviation `{deviation.id}`" if deviation else "unexplained"
-        why.append(named + (f": {', '.join(rest)}" if theirs or ablated or noise else ""))
-    unresolved = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
+        why.append(named + (f": {', '.join(rest)}" if theirs or ablated or unresolved else ""))
+    phrase = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
     if ablated:
         ids = ", ".join(f"`{i}`" for i in dict.fromkeys(i for part in ablated for i in causes[part]))
-        if only := [part for part in ablated if part not in noise]:
+        if only := [part for part in ablated if part not in unresolved]:
             why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(only)}")
-        if both := [part for part in ablated if part in noise]:
-            why.append(f"each number outside bracketed by an ablation ({ids}) or {unresolved}: {', '.join(both)}")
-    if only := [part for part in noise if part not in ablated]:
-        why.append(f"{unresolved}: {', '.join(only)}")
+        if both := [part for part in ablated if part in unresolved]:
+            why.append(f"each number outside bracketed by an ablation ({ids}) or {phrase}: {', '.join(both)}")
+    if only := [part for part in unresolved if part not in ablated]:
+        why.append(f"{phrase}: {', '.join(only)}")
     if theirs:
-        named = rest or ablated or noise
+        named = rest or ablated or unresolved
         why.append("fails in the paper's own numbers too" + (f": {', '.join(theirs)}" if named else ""))
     return " — " + "; ".join(why)
 
