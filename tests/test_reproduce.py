@@ -15,7 +15,7 @@ from helpers import only_run
 from okl import config
 from okl.cli import bench as bench_cli
 from okl.cli import reproduce as cli
-from okl.reproduce import catalog, pipeline, sweep
+from okl.reproduce import catalog, pipeline, report, sweep
 from okl.store import find
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "experiment"
@@ -169,6 +169,32 @@ def test_a_failing_run_is_listed_and_the_other_artefacts_still_drawn(results_roo
     ]
     assert (out / "polk_fig4_multidist.png").exists()
     assert "second line" not in stdout and "Traceback" not in stdout
+
+
+def test_a_report_holding_other_artefacts_is_never_cut_down_to_the_ones_drawn_here(
+    results_root, tmp_path, monkeypatch, capsys
+):
+    """A fresh checkout has the committed REPRODUCTION.md but no figures/ (not in git): reproducing one artefact
+    rebuilt the report from figures/ alone and dropped every other section. It now writes figures/REPRODUCTION.md
+    and says why; --report names the file to replace; the same holds for okl-bench's BENCHMARKS.md."""
+    monkeypatch.chdir(tmp_path)
+    committed = "# Reproduction\n\n## pkawv_taylor_convergence: old\n\nold\n\n## polk_fig3_multidist: kept\n\nkept\n"
+    Path("REPRODUCTION.md").write_text(committed)
+    code, stdout, _ = reproduce(capsys, "pkawv_taylor_convergence")
+    assert code == 0 and Path("REPRODUCTION.md").read_text() == committed
+    assert stdout.startswith(
+        "REPRODUCTION.md holds 1 artefact with no section under figures/ (polk_fig3_multidist), which rebuilding "
+        "it from figures/ would drop: this report goes to figures/REPRODUCTION.md"
+    )
+    written = Path("figures/REPRODUCTION.md").read_text()
+    assert "## pkawv_taylor_convergence:" in written and "](pkawv_taylor_convergence.png)" in written
+    code, stdout, _ = reproduce(capsys, "pkawv_taylor_convergence", "--no-run", "--report", "REPRODUCTION.md")
+    text = Path("REPRODUCTION.md").read_text()
+    assert code == 0 and "kept" not in text and "](figures/pkawv_taylor_convergence.png)" in text
+    Path("BENCHMARKS.md").write_text("# Benchmarks\n\n## bench_polk: x\n\n## bench_casp: y\n")
+    out = Path("figures/bench")
+    assert report.target(Path("BENCHMARKS.md"), out, ["bench_polk"], catalog.BENCH)[0] == out / "BENCHMARKS.md"
+    assert report.target(Path("BENCHMARKS.md"), out, ["bench_polk", "bench_casp"], catalog.BENCH)[1] == ""
 
 
 def test_no_run_draws_nothing_new_and_says_what_is_missing(results_root, tmp_path, capsys):

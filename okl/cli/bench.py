@@ -67,13 +67,19 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or Path("figures/bench")
     out.mkdir(parents=True, exist_ok=True)
     repeats = 1 if args.smoke else args.repeats
+    path, note = args.report, ""
+    if path is None:
+        path = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
+        path, note = report.target(path, out, [c.name for c in cases], catalog.BENCH)
+    if note:
+        print(note)
     try:
         with tempfile.TemporaryDirectory(prefix="okl-bench-") as scratch:
             options = Options.make(
                 None,
                 args.smoke,
                 out=out,
-                report=args.report or (out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")),
+                report=path,
                 roots=tuple(f"{scratch}/{k}" for k in range(repeats)),
                 fresh=True,
                 command=PROG,

@@ -98,14 +98,14 @@ def _reproduce(artefacts, args) -> int:
 
     out = args.out or Path("figures/smoke" if args.smoke else "figures")
     out.mkdir(parents=True, exist_ok=True)
+    path, note = args.report, ""
+    if path is None:
+        path = out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")
+        path, note = report.target(path, out, [a.name for a in artefacts])
+    if note:
+        print(note)
     options = Options.make(
-        args.seeds,
-        args.smoke,
-        run=not args.no_run,
-        jobs=args.jobs,
-        launcher=args.launcher,
-        out=out,
-        report=args.report or (out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")),
+        args.seeds, args.smoke, run=not args.no_run, jobs=args.jobs, launcher=args.launcher, out=out, report=path
     )
     start = time.perf_counter()
     outcomes = reproduce_all(artefacts, options)

@@ -343,6 +343,27 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
     return "\n".join(lines) + "\n"
 
 
+def target(default: Path, out: Path, selected: list[str], names: tuple[str, ...] = ORDER) -> tuple[Path, str]:
+    """Where to write the report: ``default`` (./REPRODUCTION.md or ./BENCHMARKS.md), unless it holds sections of
+    artefacts that this run neither plays nor finds under ``out`` (a fresh checkout's committed report, whose
+    figures/ directory is not in git): rebuilt from ``out`` alone it would lose them, so the report goes to ``out``
+    instead, and the returned note says so (else "")."""
+    if not default.exists():
+        return default, ""
+    held = [line.split(":", 1)[0][3:] for line in default.read_text().splitlines() if line.startswith("## ")]
+    lost = [n for n in names if n in held and n not in selected and not (out / f"{n}.md").exists()]
+    if not lost:
+        return default, ""
+    kept = out / default.name
+    shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    return kept, (
+        f"{default} holds {len(lost)} artefact{'s' * (len(lost) > 1)} with no section under {out}/ ({shown}), which "
+        f"rebuilding it from "
+        f"{out}/ would drop: this report goes to {kept} (--all rebuilds the whole of {default}; --report {default} "
+        "replaces it)"
+    )
+
+
 def assemble(out: Path, report: Path, names: tuple[str, ...] = ORDER, header: str = REPRODUCTION, **fields) -> Path:
     """REPRODUCTION.md (or BENCHMARKS.md) from the sections under ``out``, with an index of the artefacts."""
     index = ["| artefact | paper | what | runs | compute (s) |", "|---|---|---|---|---|"]
