@@ -54,8 +54,23 @@ def write_runs_table(root: str | Path | None = None, fmt: str = "parquet") -> Pa
     if fmt == "csv":
         table.to_csv(path, index=False)
     else:
-        table.to_parquet(path, index=False)
+        _one_type_per_column(table).to_parquet(path, index=False)
     return path
+
+
+def _one_type_per_column(table: pd.DataFrame) -> pd.DataFrame:
+    """A setting whose runs hold values of different types (``dataset.target=4`` for a .npy file beside
+    ``dataset.target=y`` for a CSV file) as text, which Parquet's typed columns can hold; nulls stay null."""
+    out = table.copy()
+    for column in [c for c in out.columns if out[c].dtype.kind == "O"]:
+        kinds = {type(v) for v in out[column] if not _null(v)}
+        if len(kinds) > 1:
+            out[column] = [None if _null(v) else str(v) for v in out[column]]
+    return out
+
+
+def _null(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
 
 
 def default_uri(root: Path) -> str:

@@ -154,6 +154,25 @@ def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_pa
     assert len(results.runs(results_root)) == 2 and first.exists()
 
 
+def test_runs_whose_setting_differs_in_type_export_to_parquet(okl_run, results_root, tmp_path, no_data, capsys):
+    """dataset.target=4 (a column of a .npy) beside dataset.target=y (a CSV's): okl-results export ended in a
+    traceback (pyarrow: "Expected bytes, got a 'int' object"); the column is now text, nulls kept."""
+    import pandas as pd
+    from conftest import call
+
+    from okl.cli import results as results_cli
+
+    np.save(tmp_path / "data.npy", np.column_stack([X, Y]))
+    csv = write(tmp_path / "data.csv", "csv")
+    for path, target in ((tmp_path / "data.npy", X.shape[1]), (csv, "y")):
+        code, _, err = okl_run("dataset=file", f"dataset.path={path}", f"dataset.target={target}", "progress=false")
+        assert code == 0, err
+    code, out, err = call(lambda: results_cli.main(["export"]), capsys)
+    assert code == 0 and "Traceback" not in err, err
+    table = pd.read_parquet(results_root / "runs.parquet")
+    assert sorted(table["dataset.target"]) == sorted([str(X.shape[1]), "y"])
+
+
 def test_a_file_sweep_under_the_joblib_launcher(okl_run, results_root, tmp_path, no_data):
     """hydra/launcher=joblib failed with "unknown dataset" for a dataset registered in the calling process only."""
     path = write(tmp_path / "data.csv", "csv")
