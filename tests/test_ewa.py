@@ -77,6 +77,8 @@ def test_cli_runs_the_default_lambda_grid_with_weight_columns(okl_run, results_r
     ("experts", "message"),
     [
         ("[]", "non-empty list of learner configs"),
+        ("5", "non-empty list of learner configs"),  # was "internal error: TypeError: 'int' object is not iterable"
+        ("fogd", "non-empty list of learner configs"),
         ("[{sigma:1}]", "non-empty list of learner configs"),
         ("[{name:ridge}]", "unknown learner 'ridge'"),
         ("[{name:pkawv_nystrom_beforehand}]", "experts must be online"),

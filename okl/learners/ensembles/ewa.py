@@ -33,7 +33,7 @@ Example: The weights move to the better expert:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,8 @@ class EWAParams:
     loss: str = "square"
 
     def __post_init__(self) -> None:
-        if not self.experts or not all(isinstance(e, Mapping) and "name" in e for e in self.experts):
+        listed = isinstance(self.experts, Sequence) and not isinstance(self.experts, str)
+        if not listed or not self.experts or not all(isinstance(e, Mapping) and "name" in e for e in self.experts):
             raise ConfigError("experts must be a non-empty list of learner configs: [{name: fogd, sigma: 1}, ...]")
         positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
