@@ -13,6 +13,8 @@ import pkgutil
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from okl.errors import ConfigError
 
 
@@ -72,10 +74,18 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
         raise ConfigError(
             f"unknown key {kind}.{unknown[0]} for {kind} {key!r}; its keys are: {', '.join(sorted(fields)) or '(none)'}"
         )
+    for f in dataclasses.fields(schema):  # a yes/no key: its value a boolean, never a string that reads as true
+        value = values.get(f.name)
+        if f.type in ("bool", "bool | None") and f.name in values and not _boolean(value, f.type != "bool"):
+            raise ConfigError(f"{kind} {key!r}: {f.name} takes true or false (got {value!r})")
     try:
         return schema(**values)
     except ConfigError as exc:
         raise ConfigError(f"{kind} {key!r}: {exc}") from None
+
+
+def _boolean(value: Any, none: bool) -> bool:
+    return isinstance(value, bool | np.bool_) or (none and value is None)
 
 
 def import_all(package: str, path: Iterable[str]) -> None:

@@ -236,6 +236,10 @@ BAD_INPUTS = [
         ["dataset.seed=9223372036854775808"],
         "dataset 'synthetic': seed must be an integer in 0..9,223,372,036,854,775,807",
     ),
+    # yes/no keys took any string: "maybe" redid a complete run, and gave fogd a run id of its own
+    (["sink.overwrite=maybe"], "sink 'parquet': overwrite takes true or false (got 'maybe')"),
+    (["learner=fogd", "learner.orthogonal=maybe"], "learner 'fogd': orthogonal takes true or false (got 'maybe')"),
+    (["learner=fsgd", "learner.diminishing=1"], "learner 'fsgd': diminishing takes true or false (got 1)"),
 ]
 
 
