@@ -128,6 +128,12 @@ def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data):
         ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
         ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
         ("a,y\n", {"target": "y"}, DataError, r"data.csv: the file holds no rows of data$"),
+        (  # a file without a header: its first row was read as one, "no column 3 (its columns: 1, 2, 3)"
+            "1,2,3\n4,5,6\n",
+            {"target": 3},
+            ConfigError,
+            r"^dataset.target: the first line of data.csv holds numbers \(1, 2, 3...\), not a header: a CSV needs",
+        ),
     ],
 )
 def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, message):
@@ -137,6 +143,28 @@ def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, 
     with pytest.raises(error, match=message) as raised:
         from_file(path, **keys)
     assert "\n" not in str(raised.value)
+
+
+def test_files_as_other_tools_write_them(tmp_path, no_data):
+    """A CSV with UTF-8's byte order mark (as Excel saves it: "no column 'y' (its columns: ï»¿y, a, b)"), a column
+    named by a number, an .npz held-out file beside a CSV (it was parsed as CSV), and a LIBSVM held-out file whose
+    last features are zeros, so absent from its text ("3 features, but train.svm has 4"): the values written."""
+    frame = pd.DataFrame({"y": Y, "a": X[:, 0], "3": X[:, 1], "c": X[:, 2]})
+    path = tmp_path / "excel.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + frame.to_csv(index=False).encode())
+    stream, Xs, ys = stream_of(path, target="y")
+    np.testing.assert_array_equal(ys, Y)
+    np.testing.assert_array_equal(Xs, X)
+    _, Xs, ys = stream_of(path, target=3)  # dataset.target=3 reaches the dataset as an int
+    np.testing.assert_array_equal(ys, X[:, 1])
+    train, test = write(tmp_path / "train.csv", "csv"), write(tmp_path / "test.npz", "npz", X=X[:50] * 2, y=Y[:50])
+    np.testing.assert_array_equal(stream_of(train, target="y", test_path=str(test))[0].test_set()[0], X[:50] * 2)
+    zeros = X.copy()
+    zeros[:, 2] = 0.0  # the held-out rows' last feature: never written in LIBSVM
+    train, test = write(tmp_path / "train.svm", "libsvm"), write(tmp_path / "test.svm", "libsvm", X=zeros)
+    stream = stream_of(train, test_path=str(test))[0]
+    np.testing.assert_array_equal(stream.test_set()[0], zeros)
+    assert stream.d == 3
 
 
 def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_path, no_data):

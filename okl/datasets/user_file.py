@@ -114,10 +114,13 @@ class UserFile(FileDataset):
             raise ConfigError(
                 "dataset=file needs the file: dataset.path=<a CSV/TSV with a header, Parquet, LIBSVM, .npy or .npz>"
             )
-        fmt = _format(p)
         data = data_dir(p.data_dir)
-        train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
-        held = _cached(Path(p.test_path), fmt, p.target, data, "dataset.test_path") if p.test_path else None
+        train = _cached(Path(p.path), _format(p.format, p.path, "dataset.path"), p.target, data, "dataset.path")
+        held = None
+        if p.test_path:  # its own format (an .npz beside a CSV); LIBSVM's absent last features are zeros
+            fmt = _format(p.format, p.test_path, "dataset.test_path")
+            width = train.meta["d"] if fmt == "libsvm" else None
+            held = _cached(Path(p.test_path), fmt, p.target, data, "dataset.test_path", width)
         if p.test_fraction is not None:
             train, held = _split(train, p.test_fraction)
         if held is not None and held.meta["d"] != train.meta["d"]:
@@ -173,14 +176,15 @@ def iter_file(path: str | Path, **keys) -> Iterator[tuple[dict[str, float], floa
             yield dict(zip(names, row, strict=True)), label
 
 
-def _format(p: UserFileParams) -> str:
-    if p.format != "auto":
-        return p.format
-    suffixes = [s.lower() for s in Path(p.path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
+def _format(fmt: str, path: str, key: str) -> str:
+    """``dataset.format``, else the format of ``path`` (the value of ``key``) by its suffix."""
+    if fmt != "auto":
+        return fmt
+    suffixes = [s.lower() for s in Path(path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
     found = SUFFIXES.get(suffixes[-1] if suffixes else "")
     if found is None:
         raise ConfigError(
-            f"dataset.path: cannot tell the format of {Path(p.path).name!r} from its name: set dataset.format to "
+            f"{key}: cannot tell the format of {Path(path).name!r} from its name: set dataset.format to "
             f"one of {', '.join(FORMATS[1:])}"
         )
     return found
@@ -202,29 +206,35 @@ def _task(task: str, y: np.ndarray, path: str) -> str:
     return task
 
 
-def _cached(path: Path, fmt: str, target: str | None, data: Path, key: str) -> cache.CachedPart:
-    """The file parsed into its cache (once per content, format and target), mapped and checked."""
+def _cached(
+    path: Path, fmt: str, target: str | None, data: Path, key: str, width: int | None = None
+) -> cache.CachedPart:
+    """The file parsed into its cache (once per content, format and target), mapped and checked. ``width``: a
+    LIBSVM file's d at least (a held-out file whose last features are all zeros has fewer in its text)."""
     path = path.expanduser()
     if not path.is_file():
         raise ConfigError(f"{key}: no file at {str(path)!r}: give the path of your data file")
     with open(path, "rb") as fh:
         sha = hashlib.file_digest(fh, "sha256").hexdigest()
     tag = re.sub(r"\W", "_", str(target)) if target is not None else "default"
+    d = None
+    if width is not None and (d := _libsvm_dimension(path)) < width:
+        tag, d = f"{tag}-d{width}", width
     directory = data / "file" / "cache" / f"{sha[:20]}-{fmt}-{tag}-v{cache.VERSION}"
     if cache.read_meta(directory) is None:
-        _parse(path, sha, fmt, target, directory)
+        _parse(path, sha, fmt, target, directory, d)
     part = cache.CachedPart(directory, cache.read_meta(directory))
     part.check()
     return part
 
 
-def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path) -> None:
+def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, d: int | None = None) -> None:
     tmp = directory.with_name(f"{directory.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     names: list[str] = []  # the feature columns' names, where the format has them
     try:
         tmp.mkdir(parents=True)
-        rows, d, dtypes, arrays = cache.write_arrays(_chunks(path, fmt, target, names), tmp)
+        rows, d, dtypes, arrays = cache.write_arrays(_chunks(path, fmt, target, names, d), tmp)
         if rows == 0:
             raise DataError(f"{path}: the file holds no rows of data")
         meta = {
@@ -253,30 +263,59 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path) 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _chunks(path: Path, fmt: str, target: str | None, names: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _chunks(
+    path: Path, fmt: str, target: str | None, names: list[str], d: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     name = str(path)
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
-        columns = _header(path, sep)
+        columns, skip = _header(path, sep)
+        if target is not None and all(_number(c) for c in columns):
+            raise ConfigError(
+                f"dataset.target: the first line of {path.name} holds numbers ({', '.join(columns[:4])}...), not a "
+                f"header: a {fmt.upper()} needs a header line naming its columns (or save it as .npy and give the "
+                "target's column index)"
+            )
+        target = None if target is None else str(target)  # a column named 3 is target=3
         if target is None or target not in columns:
             what = "name the target column" if target is None else f"no column {target!r} in the header"
             raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
         names.extend(c for c in columns if c != target)
-        yield from parsers.delimited(lambda: open_content(path), Delimited(sep=sep, target=target), name)
+        yield from parsers.delimited(lambda: _past(open_content(path), skip), Delimited(sep=sep, target=target), name)
     elif fmt == "parquet":
         yield from _parquet(path, target, names)
     elif fmt == "libsvm":
-        yield from parsers.libsvm(open_content(path), _libsvm_dimension(path), name)
+        yield from parsers.libsvm(open_content(path), d or _libsvm_dimension(path), name)
     else:
         yield from _arrays(path, fmt, target)
 
 
-def _header(path: Path, sep: str) -> list[str]:
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Excel writes before a CSV's header
+
+
+def _header(path: Path, sep: str) -> tuple[list[str], int]:
+    """The header's column names, and the bytes to skip before it (a byte order mark)."""
     with open_content(path) as fh:
-        line = fh.readline().decode("latin-1").rstrip("\r\n")
+        raw = fh.readline()
+    skip = len(BOM) if raw.startswith(BOM) else 0
+    line = raw[skip:].decode("latin-1").rstrip("\r\n")
     if not line:
         raise DataError(f"{path}: the file is empty (a header line and rows of numbers were expected)")
-    return [c.strip().strip('"') for c in line.split(sep)]
+    return [c.strip().strip('"') for c in line.split(sep)], skip
+
+
+def _past(fh, skip: int):
+    """``fh`` after its first ``skip`` bytes."""
+    fh.read(skip)
+    return fh
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
