@@ -101,7 +101,7 @@ def _libsvm_block(data: bytes, first_line: int, d: int, name: str) -> tuple[np.n
     try:
         values = np.array(tokens, dtype=np.bytes_).astype(np.float64)
     except ValueError:
-        k = next(i for i, t in enumerate(tokens) if not _is_float(t))
+        k = next(i for i, t in enumerate(tokens) if not is_float(t))
         fail(tok_line[k], f"{tokens[k].decode(errors='replace')!r} is not a number")
     rank = np.repeat(np.arange(len(lines)), count)
     k = np.arange(len(tokens)) - first[rank]
@@ -123,7 +123,8 @@ def _libsvm_block(data: bytes, first_line: int, d: int, name: str) -> tuple[np.n
     return X, y
 
 
-def _is_float(token: bytes) -> bool:
+def is_float(token: bytes | str) -> bool:
+    """Whether a text token reads as a number."""
     try:
         float(token)
     except ValueError:

@@ -270,7 +270,7 @@ def _chunks(
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
         columns, skip = _header(path, sep)
-        if target is not None and all(_number(c) for c in columns):
+        if target is not None and all(parsers.is_float(c) for c in columns):
             raise ConfigError(
                 f"dataset.target: the first line of {path.name} holds numbers ({', '.join(columns[:4])}...), not a "
                 f"header: a {fmt.upper()} needs a header line naming its columns (or save it as .npy and give the "
@@ -308,14 +308,6 @@ def _past(fh, skip: int):
     """``fh`` after its first ``skip`` bytes."""
     fh.read(skip)
     return fh
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
