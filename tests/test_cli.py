@@ -240,6 +240,12 @@ BAD_INPUTS = [
     (["sink.overwrite=maybe"], "sink 'parquet': overwrite takes true or false (got 'maybe')"),
     (["learner=fogd", "learner.orthogonal=maybe"], "learner 'fogd': orthogonal takes true or false (got 'maybe')"),
     (["learner=fsgd", "learner.diminishing=1"], "learner 'fsgd': diminishing takes true or false (got 1)"),
+    # a path Hydra's grammar cannot read unquoted: its parser's words alone, or "add -m" for a comma
+    (
+        ["dataset=file", "dataset.path=~/data (1).csv"],
+        "; quote a path with spaces, '~', brackets or other special characters: 'dataset.path=\"...\"'",
+    ),
+    (["dataset=file", "dataset.path=data,v2.csv"], "a comma in a path needs quotes: 'dataset.path=\"my,file.csv\"'"),
 ]
 
 

@@ -120,15 +120,30 @@ def describe(exc: BaseException) -> str:
         hint = ""
         if any(arg.count("=") > 1 and "'" not in arg and '"' not in arg for arg in sys.argv[1:]):
             hint = "; quote a value that contains '=' (a run directory): key='\"value\"'"
+        elif path := _unquoted_path(","):
+            hint = f"; quote a path with spaces, '~', brackets or other special characters: '{path}=\"...\"'"
         return f"cannot parse the command line: {_first_line(exc)}{hint}"
     if isinstance(exc, ConfigCompositionException) and str(exc).startswith("Ambiguous value for argument"):
         argument = str(exc).split("'")[1] if str(exc).count("'") >= 2 else "..."
+        if path := _unquoted_path(""):
+            return f"{_first_line(exc)}: a comma in a path needs quotes: '{path}=\"my,file.csv\"'"
         return f"{_first_line(exc)}: a comma list is a sweep, add -m to run one job per value (okl-run -m {argument})"
     if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"
+
+
+def _unquoted_path(allowed: str) -> str:
+    """The first path key of the command line (``dataset.path=``, ``dataset.test_path=``, ``sink.root=``...) whose
+    unquoted value holds a character that Hydra's override grammar reads as syntax (not in ``allowed``); else ""."""
+    for arg in sys.argv[1:]:
+        key, _, value = arg.partition("=")
+        special = set(" ~()[]{},'\"") - set(allowed)
+        if (key.endswith("path") or key.endswith("root")) and value[:1] not in "'\"" and special & set(value):
+            return key
+    return ""
 
 
 def _swept_hint(key: str) -> str:
