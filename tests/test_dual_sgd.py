@@ -76,3 +76,19 @@ def test_rf_sigma_sets_the_gaussian_its_random_features_approximate_and_the_code
     assert "rf_sigma" not in identity(ours.params) and identity(code_width.params)["rf_sigma"] == 0.25
     with pytest.raises(ConfigError, match="rf_sigma must be"):
         LEARNERS.get("dual_sgd")(8, rf_sigma=0.0)
+
+
+def test_lambda_defaults_by_loss_so_a_regression_stream_does_not_blow_up(okl_run, results_root):
+    """λ = 5e-5 (the released code's classification setting) on the square loss made okl-run learner=dual_sgd
+    predict 2e155 by round 53 of the default stream: a step 1/(λt) above 2 overshoots. Unset, λ is 1 for square and
+    absolute (from Python as from the CLI, where the task picks the loss) and 5e-5 for hinge and logistic."""
+    X, y = stream(300, 3)
+    make = LEARNERS.get("dual_sgd")
+    for loss, lam in (("square", 1.0), ("absolute", 1.0), ("hinge", 5e-5), ("logistic", 5e-5)):
+        target = y if loss in ("square", "absolute") else np.sign(y - y.mean())
+        got = make(3, budget=20, loss=loss).predict_learn_block(X, target)
+        np.testing.assert_array_equal(got, make(3, budget=20, loss=loss, lam=lam).predict_learn_block(X, target))
+    with np.errstate(over="ignore", invalid="ignore"):  # the old default on the square loss: it overflows
+        assert not np.isfinite(make(3, budget=20, lam=5e-5).predict_learn_block(X * 0 + 1, y * 1e3)).all()
+    code, out, err = okl_run("learner=dual_sgd", "n=2000", "progress=false")
+    assert code == 0 and "average square loss 0.0" in out, err
