@@ -47,7 +47,9 @@ class RunConfig:
     loop); progress: show a progress bar (single runs only); checkpoints: evenly spaced rounds at
     which a dataset's held-out set is scored (``test.parquet``; 0: never); kors: the KORS weights of
     the dictionary learners (``eq4`` or ``code``, :mod:`okl.dictionary.kors`); variant: raker's and
-    adaraker's (``paper`` or ``code``, :mod:`okl.learners.multikernel.raker_code`).
+    adaraker's (``paper`` or ``code``, :mod:`okl.learners.multikernel.raker_code`); analyses: the post-run
+    analyses after the rounds (:mod:`okl.analyses`; false: the rounds only, and the run keeps what a later run of
+    the same command with true needs to compute them). Not part of a run's identity.
     """
 
     dataset: Any = None
@@ -65,6 +67,7 @@ class RunConfig:
     checkpoints: int = 20
     kors: str = "eq4"
     variant: str = "paper"
+    analyses: bool = True
 
     def __post_init__(self) -> None:
         integer_at_least("M", self.M, 1)

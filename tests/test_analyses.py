@@ -48,6 +48,19 @@ def test_ctrl_c_stops_the_effective_dimension_at_once_and_the_run_stays_complete
     assert m.snapshot is None and not only_run(tmp_path).snapshots()
 
 
+def test_analyses_false_plays_the_rounds_only_and_a_later_run_computes_them(okl_run, results_root, monkeypatch):
+    """An unasked exact d_eff took 50× a run's 3 s with no key to turn it off; analyses=false skips it, keeps the
+    final learner for it, and is not part of the run's identity: the same command with analyses=true computes it."""
+    monkeypatch.setattr(deff, "EXACT_UP_TO", 1000)  # the Nyström estimate: it reads the learner the run left
+    code, out, err = okl_run("learner=pkrr_nystrom", "n=3000", "progress=true", "analyses=false")
+    assert code == 0 and "complete, 3,000 rounds" in out and "effective dimension" not in err, err
+    run = only_run(results_root)
+    assert "effective_dimension" not in run.manifest().analyses and run.manifest().snapshot is not None
+    code, out, err = okl_run("learner=pkrr_nystrom", "n=3000", "progress=true")
+    assert code == 0 and "already complete" in out and "effective dimension, Nyström estimate" in err
+    assert only_run(results_root).path == run.path and run.manifest().analyses["effective_dimension"]["value"] > 0
+
+
 def test_an_effective_dimension_too_large_for_memory_uses_the_nystrom_estimate(okl_run, results_root, monkeypatch):
     monkeypatch.setattr(deff, "EXACT_UP_TO", 1000)
     code, out, err = okl_run("learner=pkrr_nystrom", "n=3000", "progress=true")

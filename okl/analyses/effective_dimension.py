@@ -35,7 +35,10 @@ class EffectiveDimension(Analysis):
     def describe(self, plan: Plan, rounds: int) -> str:
         if deff.can_be_exact(rounds):
             size = 8 * rounds * rounds / GIB
-            return f"effective dimension, exact on {rounds:,} rounds ({size:,.1f} GiB; Ctrl-C skips it)"
+            return (
+                f"effective dimension, exact on {rounds:,} rounds ({size:,.1f} GiB; Ctrl-C stops it, the run stays "
+                "complete; analyses=false skips it)"
+            )
         return f"effective dimension, Nyström estimate on the dictionary ({rounds:,} rounds: too many for the exact)"
 
     def compute(self, plan: Plan, run: RunDir, learner: Learner, rounds: int) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
                 learner = _final_learner(run, previous, plan)
             else:
                 outcome, learner = _played(plan, run, previous, progress, observe), plan.learner
-            if outcome.status in ("complete", "timeout") and outcome.rounds:
+            if outcome.status in ("complete", "timeout") and outcome.rounds and plan.run.analyses:
                 try:
                     with _sigterm_as_interrupt():
                         manifest = analyses.run_pending(plan, run, learner, progress)
