@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omegaconf import DictConfig
+
 from okl import config, runner
 from okl.errors import ConfigError
 from okl.reproduce.sweep import compose_config
@@ -104,6 +106,9 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    first = {k: d.choices[0] if hasattr(d, "choices") else d.low for k, d in study.space.items()}
+    for report in (False, True):  # a bad override, or a prefix that leaves no rest, before any study is stored
+        config.plan(_composed(study, first, 0, report))
     study.root.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
     base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None
@@ -173,6 +178,14 @@ def _objective(study: Study, trial) -> float:
 
 def _play(study: Study, values: dict, seed: int, report: bool = False, observe=None) -> float:
     """One run of the study: the fixed overrides, ``values``, the seed; on the prefix, or on the rest (report)."""
+    outcome = runner.execute(config.plan(_composed(study, values, seed, report)), progress=False, observe=observe)
+    if outcome.status == "pruned":
+        raise Stop
+    return math.inf if outcome.average_loss is None or outcome.status == "failed" else outcome.average_loss
+
+
+def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig:
+    """The configuration of one run of the study (:func:`_play`)."""
     protocol = [f"dataset.skip={study.prefix}", "dataset.length=null"] if report else [f"dataset.length={study.prefix}"]
     overrides = [
         *study.overrides,
@@ -187,7 +200,4 @@ def _play(study: Study, values: dict, seed: int, report: bool = False, observe=N
             f"--prefix needs a dataset with dataset.skip and dataset.length (the real datasets, dataset=file); "
             f"{cfg.dataset.name} has none"
         )
-    outcome = runner.execute(config.plan(cfg), progress=False, observe=observe)
-    if outcome.status == "pruned":
-        raise Stop
-    return math.inf if outcome.average_loss is None or outcome.status == "failed" else outcome.average_loss
+    return cfg

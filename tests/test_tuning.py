@@ -81,3 +81,19 @@ def test_the_same_command_continues_the_study_with_new_proposals(results_root, d
 def test_bad_studies_are_one_line_errors(results_root, capsys, argv, message):
     code, out, err = call(lambda: tune_cli.main(argv), capsys)
     assert code == 2 and re.search(message, err) and err.count("\n") == 1, err
+
+
+def test_a_prefix_that_leaves_no_rest_stops_before_the_study_and_overrides_may_follow_the_options(
+    results_root, data_file, capsys
+):
+    """--prefix 5000 on a 1,200-row file played every trial, then failed the report ('dataset.skip=5000 leaves no
+    rows') with the study already stored; a bad override likewise. Now both stop first, nothing stored. And an
+    override after the options ('... --trials 3 n=400') was 'unrecognized arguments'."""
+    code, out, err = tune(capsys, data_file, "--prefix", "5000", "--trials", "3")
+    assert code == 2 and "dataset.skip=5000 leaves no rows of the 1,200" in err and "trial #" not in out, err
+    for bad, said in (("learner.D=0", "unknown key 'learner.D'"), ("learner.M=0", "M must be an integer >= 1")):
+        code, out, err = tune(capsys, data_file, "--trials", "3", bad)
+        assert code == 2 and said in err and "trial #" not in out and err.count("\n") == 1, err
+    assert not (results_root / "okl-tune.db").exists()
+    code, out, err = tune(capsys, data_file, "--trials", "2", "n=400")
+    assert code == 0 and "trial #1" in out, err

@@ -34,9 +34,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the sampler's seed")
     parser.add_argument("--study", help="the study's name (default: derived from the command)")
     parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # overrides after the options too (okl-run's habit)
+
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
     from okl import results, tune
+    from okl.cli.run import describe
     from okl.errors import OklError
 
     try:
@@ -49,6 +53,6 @@ def main(argv: list[str] | None = None) -> None:
             fixed, space, args.prefix, args.trials, args.seeds, args.pruner, args.seed, args.study, Path(root)
         )
         tune.run(study, say=lambda line: print(line, flush=True))
-    except OklError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    except (OklError, HydraException, OmegaConfBaseException) as exc:  # an override Hydra refuses, as okl-run says it
+        print(f"{PROG}: error: {describe(exc)}", file=sys.stderr)
         sys.exit(2)
