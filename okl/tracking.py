@@ -63,10 +63,15 @@ def _one_type_per_column(table: pd.DataFrame) -> pd.DataFrame:
     ``dataset.target=y`` for a CSV file) as text, which Parquet's typed columns can hold; nulls stay null."""
     out = table.copy()
     for column in [c for c in out.columns if out[c].dtype.kind == "O"]:
-        kinds = {type(v) for v in out[column] if not _null(v)}
+        kinds = {_kind(v) for v in out[column] if not _null(v)}
         if len(kinds) > 1:
             out[column] = [None if _null(v) else str(v) for v in out[column]]
     return out
+
+
+def _kind(v) -> object:
+    """Integers and floats are one kind (Parquet holds them as doubles: sigma=1 beside sigma=1.5 stays numeric)."""
+    return "number" if isinstance(v, int | float | np.number) and not isinstance(v, bool) else type(v)
 
 
 def _null(v) -> bool:

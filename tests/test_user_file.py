@@ -199,6 +199,12 @@ def test_runs_whose_setting_differs_in_type_export_to_parquet(okl_run, results_r
     assert code == 0 and "Traceback" not in err, err
     table = pd.read_parquet(results_root / "runs.parquet")
     assert sorted(table["dataset.target"]) == sorted([str(X.shape[1]), "y"])
+    from okl.tracking import _one_type_per_column
+
+    mixed = pd.DataFrame({"sigma": pd.Series([1, 1.5, None], dtype=object), "b": [True, "x", None]})
+    numbers = _one_type_per_column(mixed)  # an int beside a float stays a number; a bool beside a string is text
+    assert list(numbers.sigma[:2]) == [1, 1.5] and not isinstance(numbers.sigma[0], str)
+    assert list(numbers.b[:2]) == ["True", "x"] and pd.isna(numbers.b[2])
 
 
 def test_a_file_sweep_under_the_joblib_launcher(okl_run, results_root, tmp_path, no_data):
