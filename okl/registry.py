@@ -78,6 +78,8 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
         value = values.get(f.name)
         if f.type in ("bool", "bool | None") and f.name in values and not _boolean(value, f.type != "bool"):
             raise ConfigError(f"{kind} {key!r}: {f.name} takes true or false (got {value!r})")
+        if isinstance(value, np.bool_):  # from Python: a run's identity is JSON
+            values = {**values, f.name: bool(value)}
     try:
         return schema(**values)
     except ConfigError as exc:

@@ -106,9 +106,11 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    first = {k: d.choices[0] if hasattr(d, "choices") else d.low for k, d in study.space.items()}
-    for report in (False, True):  # a bad override, or a prefix that leaves no rest, before any study is stored
-        config.plan(_composed(study, first, 0, report))
+    inside = {k: _inside(d) for k, d in study.space.items()}
+    variants = [inside] + [{**inside, k: c} for k, d in study.space.items() for c in getattr(d, "choices", ())[1:]]
+    for values in variants:  # a bad override, any choice, or a prefix that leaves no rest: before any study is stored
+        for report in (False, True):
+            config.plan(_composed(study, values, 0, report))
     study.root.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
     base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None
@@ -153,6 +155,18 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
         "report": mean,
         "seconds": time.perf_counter() - start,
     }
+
+
+def _inside(distribution) -> object:
+    """A value inside a distribution, for the check before the study: the first choice, else the middle of the range
+    (geometric for a log range), never a bound (uniform(0,2) for sigma: 0 is not a bandwidth, the trials never draw
+    it)."""
+    if hasattr(distribution, "choices"):
+        return distribution.choices[0]
+    low, high = distribution.low, distribution.high
+    if isinstance(low, int) and isinstance(high, int):
+        return (low + high + 1) // 2
+    return (low * high) ** 0.5 if distribution.log else (low + high) / 2
 
 
 def _exists(study: Study, storage: str) -> bool:

@@ -245,7 +245,9 @@ BAD_INPUTS = [
         ["dataset=file", "dataset.path=~/data (1).csv"],
         "; quote a path with spaces, '~', brackets or other special characters: 'dataset.path=\"...\"'",
     ),
-    (["dataset=file", "dataset.path=data,v2.csv"], "a comma in a path needs quotes: 'dataset.path=\"my,file.csv\"'"),
+    (["dataset=file", "dataset.path=d,v2.csv"], "add -m to run one job per value (okl-run -m dataset.path=d,v2.csv)"),
+    (["dataset=file", "dataset.path=d,v2.csv"], "; or quote a path that holds a comma: 'dataset.path=\"my,file.csv\"'"),
+    (["learner=fogd,nogd", "sink.root=/tmp/a,b"], "(okl-run -m learner=fogd,nogd)"),
 ]
 
 

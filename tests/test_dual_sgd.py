@@ -92,3 +92,6 @@ def test_lambda_defaults_by_loss_so_a_regression_stream_does_not_blow_up(okl_run
         assert not np.isfinite(make(3, budget=20, lam=5e-5).predict_learn_block(X * 0 + 1, y * 1e3)).all()
     code, out, err = okl_run("learner=dual_sgd", "n=2000", "progress=false")
     assert code == 0 and "average square loss 0.0" in out, err
+    assert make(3).params.lam == 1.0  # the λ played, in the parameters a run's identity hashes
+    binary = make(3, loss="hinge")
+    assert binary.params == make(3, loss="hinge", lam=5e-5).params

@@ -530,3 +530,15 @@ def test_fogd_learns_on_the_features_its_prediction_computed():
         fresh.learn_one(X[t], y[t])
         assert ours == again, t
     assert np.array_equal(reused.w, fresh.w)
+
+
+def test_a_numpy_boolean_from_python_is_a_boolean_and_a_string_is_refused():
+    """A yes/no key takes a bool (numpy's too, stored as Python's: a run's identity is JSON), never "maybe"."""
+    import json
+
+    from okl.registry import identity
+
+    learner = LEARNERS.get("fogd")(3, D=10, orthogonal=np.bool_(True))
+    assert learner.params.orthogonal is True and json.dumps(identity(learner.params))
+    with pytest.raises(ConfigError, match=r"^learner 'fogd': orthogonal takes true or false \(got 'maybe'\)$"):
+        LEARNERS.get("fogd")(3, D=10, orthogonal="maybe")

@@ -95,5 +95,12 @@ def test_a_prefix_that_leaves_no_rest_stops_before_the_study_and_overrides_may_f
         code, out, err = tune(capsys, data_file, "--trials", "3", bad)
         assert code == 2 and said in err and "trial #" not in out and err.count("\n") == 1, err
     assert not (results_root / "okl-tune.db").exists()
-    code, out, err = tune(capsys, data_file, "--trials", "2", "n=400")
+    code, out, err = tune(capsys, data_file, "--trials", "2", "n=400", "M=int(0,3)")  # 0: a bound, never drawn
     assert code == 0 and "trial #1" in out, err
+    from optuna.distributions import FloatDistribution
+
+    from okl.tune import _inside
+
+    assert _inside(FloatDistribution(0.0, 2.0)) == 1.0 and _inside(FloatDistribution(0.01, 1.0, log=True)) == 0.1
+    code, out, err = tune(capsys, data_file, "--trials", "2", "learner=choice(pkawv_taylor,fogd)", "learner.M=2")
+    assert code == 2 and "unknown key 'learner.M'" in err and "trial #" not in out, err

@@ -128,11 +128,11 @@ def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data):
         ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
         ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
         ("a,y\n", {"target": "y"}, DataError, r"data.csv: the file holds no rows of data$"),
-        (  # a file without a header: its first row was read as one, "no column 3 (its columns: 1, 2, 3)"
-            "1,2,3\n4,5,6\n",
+        (  # a file without a header: its first row was read as one, "no column 3 (its columns: 10, 20, 30)"
+            "10,20,30\n4,5,6\n",
             {"target": 3},
             ConfigError,
-            r"^dataset.target: the first line of data.csv holds numbers \(1, 2, 3...\), not a header: a CSV needs",
+            r"^dataset.target: the first line of data.csv holds numbers \(10, 20, 30...\), not a header: a CSV needs",
         ),
     ],
 )
@@ -157,6 +157,12 @@ def test_files_as_other_tools_write_them(tmp_path, no_data):
     np.testing.assert_array_equal(Xs, X)
     _, Xs, ys = stream_of(path, target=3)  # dataset.target=3 reaches the dataset as an int
     np.testing.assert_array_equal(ys, X[:, 1])
+    numbered = pd.DataFrame(np.column_stack([X, Y]))  # pandas' unnamed columns: a header "0,1,2,3"
+    numbered.columns = numbered.columns.astype(str)
+    numbered.to_csv(tmp_path / "numbered.csv", index=False)
+    numbered.to_parquet(tmp_path / "numbered.parquet")
+    for name in ("numbered.csv", "numbered.parquet"):
+        np.testing.assert_array_equal(stream_of(tmp_path / name, target=3)[2], Y)
     train, test = write(tmp_path / "train.csv", "csv"), write(tmp_path / "test.npz", "npz", X=X[:50] * 2, y=Y[:50])
     np.testing.assert_array_equal(stream_of(train, target="y", test_path=str(test))[0].test_set()[0], X[:50] * 2)
     zeros = X.copy()

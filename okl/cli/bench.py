@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     path, note = args.report, ""
     if path is None:
         path = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
-        path, note = report.target(path, out, [c.name for c in cases], catalog.BENCH)
+        path, note = report.target(path, out, [c.name for c in cases], catalog.BENCH, "okl-bench with no NAME")
     if note:
         print(note)
     try:

@@ -125,9 +125,11 @@ def describe(exc: BaseException) -> str:
         return f"cannot parse the command line: {_first_line(exc)}{hint}"
     if isinstance(exc, ConfigCompositionException) and str(exc).startswith("Ambiguous value for argument"):
         argument = str(exc).split("'")[1] if str(exc).count("'") >= 2 else "..."
-        if path := _unquoted_path(""):
-            return f"{_first_line(exc)}: a comma in a path needs quotes: '{path}=\"my,file.csv\"'"
-        return f"{_first_line(exc)}: a comma list is a sweep, add -m to run one job per value (okl-run -m {argument})"
+        sweep = f"a comma list is a sweep, add -m to run one job per value (okl-run -m {argument})"
+        key = argument.partition("=")[0]
+        if key.endswith(("path", "root")):
+            return f"{_first_line(exc)}: {sweep}; or quote a path that holds a comma: '{key}=\"my,file.csv\"'"
+        return f"{_first_line(exc)}: {sweep}"
     if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):

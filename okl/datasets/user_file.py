@@ -270,13 +270,13 @@ def _chunks(
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
         columns, skip = _header(path, sep)
-        if target is not None and all(parsers.is_float(c) for c in columns):
+        target = None if target is None else str(target)  # a column named 3 is target=3
+        if target is not None and target not in columns and all(parsers.is_float(c) for c in columns):
             raise ConfigError(
                 f"dataset.target: the first line of {path.name} holds numbers ({', '.join(columns[:4])}...), not a "
                 f"header: a {fmt.upper()} needs a header line naming its columns (or save it as .npy and give the "
                 "target's column index)"
             )
-        target = None if target is None else str(target)  # a column named 3 is target=3
         if target is None or target not in columns:
             what = "name the target column" if target is None else f"no column {target!r} in the header"
             raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
@@ -316,6 +316,7 @@ def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple
     except (OSError, pa.ArrowException) as exc:
         raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
     columns = table.schema_arrow.names
+    target = None if target is None else str(target)  # a column named 3 is target=3
     if target is None or target not in columns:
         what = "name the target column" if target is None else f"no column {target!r}"
         raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")

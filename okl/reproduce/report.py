@@ -343,7 +343,9 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
     return "\n".join(lines) + "\n"
 
 
-def target(default: Path, out: Path, selected: list[str], names: tuple[str, ...] = ORDER) -> tuple[Path, str]:
+def target(
+    default: Path, out: Path, selected: list[str], names: tuple[str, ...] = ORDER, whole: str = "--all"
+) -> tuple[Path, str]:
     """Where to write the report: ``default`` (./REPRODUCTION.md or ./BENCHMARKS.md), unless it holds sections of
     artefacts that this run neither plays nor finds under ``out`` (a fresh checkout's committed report, whose
     figures/ directory is not in git): rebuilt from ``out`` alone it would lose them, so the report goes to ``out``
@@ -359,7 +361,7 @@ def target(default: Path, out: Path, selected: list[str], names: tuple[str, ...]
     return kept, (
         f"{default} holds {len(lost)} artefact{'s' * (len(lost) > 1)} with no section under {out}/ ({shown}), which "
         f"rebuilding it from "
-        f"{out}/ would drop: this report goes to {kept} (--all rebuilds the whole of {default}; --report {default} "
+        f"{out}/ would drop: this report goes to {kept} ({whole} rebuilds the whole of {default}; --report {default} "
         "replaces it)"
     )
 

@@ -43,7 +43,7 @@ Example: a binary stream with at most 20 support vectors:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -106,14 +106,17 @@ class DualSGD(BlockLearner):
         self.size = 0
         self.t = 0
         self.gamma = 1.0 / (2.0 * p.sigma**2)
+        self._default_lam = p.lam is None
         self._set_loss(p.loss or "square")
         warm(derivative, TRAINING["square"], 0.0, 0.0)  # compile (or load) it now, not inside timed rounds
 
     def _set_loss(self, loss: str) -> None:
-        """The loss, and λ where the run leaves it (its default by the loss: the module)."""
+        """The loss, and λ where the run leaves it (its default by the loss: the module), into the parameters, so
+        that a run's identity holds the λ it plays (a binary run at the default keeps the id it had as 5e-5)."""
         self.loss = loss
-        regression = loss in LOSSES["regression"]
-        self.lam = self.params.lam if self.params.lam is not None else 1.0 if regression else 5e-5
+        if self._default_lam:
+            self.params = replace(self.params, lam=1.0 if loss in LOSSES["regression"] else 5e-5)
+        self.lam = self.params.lam
 
     def check_task(self, task: str) -> None:
         if self.params.loss is None:
