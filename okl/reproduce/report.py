@@ -148,10 +148,10 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
     outside the paper's (:class:`~okl.reproduce.checks.Paper`); "not resolved by our seeds" where our seeds' t-test
     cannot tell what failed a part (:class:`~okl.reproduce.checks.Difference`: an order's paired comparison, the
-    paper's number against our seeds'); the paper's own numbers where they
-    fail the same part (the paper's text is contradicted by its tables, not a reproduction gap); the rest, the
-    claim's deviation or "unexplained". ``own``: the claim checked on the paper's own numbers. Nothing when no part
-    failed (a claim that is partly only because a part was not run says so in its verdict)."""
+    paper's number against our seeds'); the paper's own numbers where they fail the same part (the paper's text is
+    contradicted by its tables, not a reproduction gap); the rest, the claim's deviation or "unexplained". ``own``:
+    the claim checked on the paper's own numbers. Nothing when no part failed (a claim that is partly only because a
+    part was not run says so in its verdict)."""
     if verdict.status not in ("fails", "partly") or not verdict.failed:
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
@@ -360,9 +360,8 @@ def target(
     shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
     return kept, (
         f"{default} holds {len(lost)} artefact{'s' * (len(lost) > 1)} with no section under {out}/ ({shown}), which "
-        f"rebuilding it from "
-        f"{out}/ would drop: this report goes to {kept} ({whole} rebuilds the whole of {default}; --report {default} "
-        "replaces it)"
+        f"rebuilding it from {out}/ would drop: this report goes to {kept} ({whole} rebuilds the whole of {default}; "
+        f"--report {default} replaces it)"
     )
 
 
