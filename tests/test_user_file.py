@@ -134,6 +134,12 @@ def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data):
             ConfigError,
             r"^dataset.target: the first line of data.csv holds numbers \(10, 20, 30...\), not a header: a CSV needs",
         ),
+        (  # and where the target names one of those numbers, the first row was the header and lost, silently
+            "1,2,3\n4,5,6\n7,8,9\n",
+            {"target": 3},
+            ConfigError,
+            r"^dataset.target: the first line of data.csv holds numbers \(1, 2, 3...\), not a header: a CSV needs",
+        ),
     ],
 )
 def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, message):

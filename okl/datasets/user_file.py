@@ -271,7 +271,10 @@ def _chunks(
         sep = "," if fmt == "csv" else "\t"
         columns, skip = _header(path, sep)
         target = None if target is None else str(target)  # a column named 3 is target=3
-        if target is not None and target not in columns and all(parsers.is_float(c) for c in columns):
+        # a first line of numbers is a row of data (with target=3, "1,2,3" had become the header and its row was
+        # lost), unless it is pandas' header of unnamed columns, 0,1,2...
+        numbered = [str(i) for i in range(len(columns))]
+        if columns != numbered and all(parsers.is_float(c) for c in columns):
             raise ConfigError(
                 f"dataset.target: the first line of {path.name} holds numbers ({', '.join(columns[:4])}...), not a "
                 f"header: a {fmt.upper()} needs a header line naming its columns (or save it as .npy and give the "
