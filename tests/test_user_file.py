@@ -179,6 +179,27 @@ def test_files_as_other_tools_write_them(tmp_path, no_data):
     assert stream.d == 3
 
 
+def test_a_libsvm_pair_takes_the_wider_files_features_and_a_later_plan_reads_no_text(tmp_path, no_data, monkeypatch):
+    """A LIBSVM training file whose last feature is zero in every row (absent from its text) beside a held-out file
+    that has it: the stream has the held-out file's d, the training rows a zero there ("3 features, but train.svm
+    has 2" before). A later plan of the same pair finds both caches without counting a file's features again."""
+    import okl.datasets.user_file as user_file
+
+    zeros = X.copy()
+    zeros[:, 2] = 0.0
+    train, test = write(tmp_path / "train.svm", "libsvm", X=zeros), write(tmp_path / "test.svm", "libsvm")
+    stream, Xs, _ = stream_of(train, test_path=str(test))
+    assert stream.d == 3
+    np.testing.assert_array_equal(Xs, zeros)
+    np.testing.assert_array_equal(stream.test_set()[0], X)
+    counted = []
+    dimension = user_file._libsvm_dimension
+    monkeypatch.setattr(user_file, "_libsvm_dimension", lambda path: counted.append(path) or dimension(path))
+    again, Xs, _ = stream_of(train, test_path=str(test))
+    assert again.d == 3 and counted == []
+    np.testing.assert_array_equal(Xs, zeros)
+
+
 def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_path, no_data):
     path = write(tmp_path / "data.csv", "csv")
     args = ("dataset=file", f"dataset.path={path}", "dataset.target=y", "learner=fogd", "progress=false")

@@ -115,12 +115,15 @@ class UserFile(FileDataset):
                 "dataset=file needs the file: dataset.path=<a CSV/TSV with a header, Parquet, LIBSVM, .npy or .npz>"
             )
         data = data_dir(p.data_dir)
-        train = _cached(Path(p.path), _format(p.format, p.path, "dataset.path"), p.target, data, "dataset.path")
+        fmt = _format(p.format, p.path, "dataset.path")
+        train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
         held = None
-        if p.test_path:  # its own format (an .npz beside a CSV); LIBSVM's absent last features are zeros
-            fmt = _format(p.format, p.test_path, "dataset.test_path")
-            width = train.meta["d"] if fmt == "libsvm" else None
-            held = _cached(Path(p.test_path), fmt, p.target, data, "dataset.test_path", width)
+        if p.test_path:  # its own format (an .npz beside a CSV); a LIBSVM pair's absent last features are zeros
+            test_fmt = _format(p.format, p.test_path, "dataset.test_path")
+            width = train.meta["d"] if test_fmt == "libsvm" else None
+            held = _cached(Path(p.test_path), test_fmt, p.target, data, "dataset.test_path", width)
+            if fmt == test_fmt == "libsvm" and held.meta["d"] > train.meta["d"]:
+                train = _cached(Path(p.path), fmt, p.target, data, "dataset.path", held.meta["d"])
         if p.test_fraction is not None:
             train, held = _split(train, p.test_fraction)
         if held is not None and held.meta["d"] != train.meta["d"]:
@@ -210,18 +213,24 @@ def _cached(
     path: Path, fmt: str, target: str | None, data: Path, key: str, width: int | None = None
 ) -> cache.CachedPart:
     """The file parsed into its cache (once per content, format and target), mapped and checked. ``width``: a
-    LIBSVM file's d at least (a held-out file whose last features are all zeros has fewer in its text)."""
+    LIBSVM file's d at least (a file whose last features are all zeros has fewer in its text than the other file of
+    its pair): its own d when that is as large (one cache), else ``width`` (a cache of its own). The text is read
+    for its d only when no cache answers."""
     path = path.expanduser()
     if not path.is_file():
         raise ConfigError(f"{key}: no file at {str(path)!r}: give the path of your data file")
     with open(path, "rb") as fh:
         sha = hashlib.file_digest(fh, "sha256").hexdigest()
     tag = re.sub(r"\W", "_", str(target)) if target is not None else "default"
-    d = None
-    if width is not None and (d := _libsvm_dimension(path)) < width:
-        tag, d = f"{tag}-d{width}", width
     directory = data / "file" / "cache" / f"{sha[:20]}-{fmt}-{tag}-v{cache.VERSION}"
-    if cache.read_meta(directory) is None:
+    meta, d = cache.read_meta(directory), None
+    if width is not None and (meta is None or meta["d"] < width):
+        wide = directory.with_name(f"{sha[:20]}-{fmt}-{tag}-d{width}-v{cache.VERSION}")
+        if cache.read_meta(wide) is not None:
+            directory, meta = wide, cache.read_meta(wide)
+        elif meta is not None or (d := _libsvm_dimension(path)) < width:
+            directory, meta, d = wide, None, width
+    if meta is None:
         _parse(path, sha, fmt, target, directory, d)
     part = cache.CachedPart(directory, cache.read_meta(directory))
     part.check()
