@@ -5,6 +5,7 @@ artefacts' files."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,17 +149,21 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     t = stats.ttest_rel(noisy["a"], noisy["b"])
     got = verdict(order, _seeded(noisy))
     assert t.pvalue > checks.LEVEL and np.mean(noisy["a"]) > np.mean(spread)
-    assert got.status == "fails" and got.unresolved == ("on d",)
+    assert got.status == "not resolved" and got.unresolved == ("on d",)  # not "fails": our runs cannot tell
     d = np.subtract(noisy["a"], spread).mean()
     assert f"but a ≈ b, not resolved by our seeds (a − b {d:+.3g} ± {d / abs(t.statistic):.2g} s.e." in got.numbers
     assert f"|t| {abs(t.statistic):.3g} ≤ {critical:.3g})" in got.numbers
     better_by_mean = {"a": [0.9, 5.1, 1.8, 8.3, 2.4], "b": spread}  # lower mean, still within the noise
     assert stats.ttest_rel(better_by_mean["a"], spread).pvalue > checks.LEVEL
-    assert verdict(order, _seeded(better_by_mean)).status == "fails"
+    assert verdict(order, _seeded(better_by_mean)).status == "not resolved"
     claim = Claim("§1", "a beats b", checks=(parse(order, "t"),))
     artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), claims=(claim,))
     found = [claim.verdict(_seeded(noisy), {}, Tolerance())]
-    assert report.failing(artefact, found)[0].endswith("— not resolved by our seeds (t-test, 5%): on d")
+    assert report.failing(artefact, found) == []  # not among the failing claims: among those our seeds do not resolve
+    assert report.failing(artefact, found, "not resolved")[0].endswith("— not resolved by our seeds (t-test, 5%): on d")
+    elsewhere = {("e", arm): runs for (_, arm), runs in _seeded({"a": [v + 0.1 for v in spread], "b": spread}).items()}
+    mixed = claim.verdict(_seeded(noisy) | elsewhere, {}, Tolerance())
+    assert mixed.status == "fails" and mixed.unresolved == ("on d",)  # a part resolved against it: a failure
     worse = {"a": [v + 0.1 for v in spread], "b": spread}
     found = [claim.verdict(_seeded(worse), {}, Tolerance())]
     line = report.failing(artefact, found)[0]
@@ -194,14 +199,14 @@ def test_an_order_by_seed_agrees_with_scipys_paired_t_test_two_sided(better):
         got = verdict(order, results)
         p = stats.ttest_rel(a, b).pvalue
         wins = (a.mean() < b.mean()) == (better == "lower")
-        assert got.status == ("holds" if p < checks.LEVEL and wins else "fails")
+        assert got.status == ("holds" if p < checks.LEVEL and wins else "fails" if p < checks.LEVEL else "not resolved")
         assert (got.unresolved == ("on d",)) == (p >= checks.LEVEL)
     b = np.array([1.0, 5.0, 2.0, 8.0, 3.0])
     a = b - np.array([0.1, 0.3, 0.2, -0.05, 0.1])
     t = abs(stats.ttest_rel(a, b).statistic)
     assert stats.t.ppf(1 - checks.LEVEL, 4) < t < stats.t.ppf(1 - checks.LEVEL / 2, 4)
     got = verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, _seeded({"a": list(a), "b": list(b)}))
-    assert got.status == "fails" and got.unresolved == ("on d",)
+    assert got.status == "not resolved" and got.unresolved == ("on d",)
 
 
 def test_seeds_pairs_runs_by_seed_not_by_mean():
@@ -209,7 +214,7 @@ def test_seeds_pairs_runs_by_seed_not_by_mean():
     a = [flat(0.1, seed=0), flat(3.0, seed=1), flat(3.0, seed=2)]
     b = [flat(2.0, seed=2), flat(2.0, seed=1), flat(2.5, seed=0), flat(0.0, seed=7)]  # seed 7: a has no pair
     results = {("d", "a"): a, ("d", "b"): b}
-    assert verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, results).status == "fails"
+    assert verdict({"kind": "order", "metric": "loss", "arms": ["a", "b"]}, results).status == "not resolved"
     got = verdict({"kind": "seeds", "metric": "loss", "arm": "a", "over": "b", "share": 0.6}, results)
     assert got.status == "fails" and "a beats b on loss in 1 of 3 seeds (asked: 60%)" in got.numbers
     assert (
@@ -295,9 +300,10 @@ def test_a_contradicted_claim_is_never_reported_as_holding():
     found = [claim.verdict(results, {}, Tolerance())]
     (line,) = [x for x in report.claims(artefact, found) if x.startswith("- ")]
     assert "**holds**" not in line and line.startswith("- b beats a (§4) — **fails**: d1: loss b 2 | a 1; but b ≥ a")
-    assert line.endswith("— deviation `why`")
+    assert line.endswith("— unexplained (candidate cause: deviation `why`, not measured)")  # typed, never the cause
     assert report.failing(artefact, found) == [
-        "x: “b beats a” — d1: loss b 2 | a 1; but b ≥ a; d2: loss b 2 | a 1; but b ≥ a — deviation `why`"
+        "x: “b beats a” — d1: loss b 2 | a 1; but b ≥ a; d2: loss b 2 | a 1; but b ≥ a — unexplained (candidate "
+        "cause: deviation `why`, not measured)"
     ]
 
 
@@ -348,7 +354,8 @@ def test_a_claim_is_also_checked_on_the_papers_own_numbers():
         deviations=(catalog.Deviation("the cause", id="why"),),
     )
     assert report.failing(deviated, found)[0].endswith(
-        "— deviation `why`: on d2; fails in the paper's own numbers too: on d1 (the paper's own numbers: partly)"
+        "— unexplained (candidate cause: deviation `why`, not measured): on d2; fails in the paper's own numbers "
+        "too: on d1 (the paper's own numbers: partly)"
     )
     targets = dataclasses.replace(artefact(agreeing, contradicted), paper=catalog.OKL)
     assert targets.on_paper(contradicted) is None  # okl's own targets: the rows are another program's
@@ -402,7 +409,8 @@ def test_a_number_outside_the_papers_that_our_seeds_do_not_resolve_says_so_where
     paper = {"kind": "paper", "metric": "loss", "arms": ["a"]}
     for values, explained in ((between, True), (resolved, False), (wide, False), (wide[:1], False)):
         got = verdict(paper, _seeded({"a": values}), reported)
-        assert got.status == "fails" and got.unresolved == (("on d",) if explained else ())
+        assert got.status == ("not resolved" if explained else "fails")
+        assert got.unresolved == (("on d",) if explained else ())
         if values is between:
             t = stats.ttest_1samp(values, 2.0).statistic
             assert f"(not resolved by our seeds: a − paper {np.mean(values) - 2.0:+.3g} ±" in got.numbers
@@ -631,3 +639,46 @@ def test_a_paper_number_is_marked_inside_or_outside_its_tolerance():
     assert report._marked(21.0, (19.0, 1.5), Tolerance(relative=0.1)) == "21 ✓"  # no ±: within 10%
     assert report._marked(21.0, (18.6, 1.5), Tolerance(relative=0.1)) == "21 ✗"
     assert report._marked(255.0, (15.3, 0.1), None) == "255"  # a reference, not a number to reproduce
+
+
+def test_a_ratio_is_printed_with_the_digits_that_show_which_side_of_its_bounds_it_lies():
+    """0.06775/0.06773 = 1.0003 against 0.9999 to 1.0001 printed "1" (inside the bounds) beside a verdict that it is
+    outside (Table 1's casp row)."""
+    results = {("d", "a"): [flat(1.0003)], ("d", "b"): [flat(1.0)]}
+    close = {"kind": "ratio", "metric": "loss", "arm": "a", "over": "b", "at_least": 0.9999, "at_most": 1.0001}
+    got = verdict(close, results)
+    assert got.status == "fails" and "= 1/1 = 1.0003 (asked: 0.9999 to 1.0001)" in got.numbers
+    wide = verdict({**close, "at_least": 0.5, "at_most": 2}, results)
+    assert wide.status == "holds" and "= 1/1 = 1 (asked: 0.5 to 2)" in wide.numbers  # 3 digits tell
+
+
+def test_a_claim_judged_by_its_own_tolerance_says_so_beside_the_artefacts():
+    """The section's header states the artefact's tolerance; a paper check with its own (Table 1's #SV, 20%) judges
+    and marks by it, and its claim prints it (a reader applying the header's ±10% saw ✓ on numbers outside it)."""
+    artefact = catalog.load("pros_n_kons_table1")
+    found = [checks.Verdict("not run", "absent") for _ in artefact.claims]
+    lines = [x for x in report.claims(artefact, found) if x.startswith("- ")]
+    sv = next(line for line in lines if "proxy for the effective dimension" in line)
+    assert "[judged model_size within 1× the paper's ± (±20% where it prints none)]" in sv
+    assert sum("[judged" in line for line in lines) == 1  # the others judge by the header's
+    header = next(x for x in report.claims(artefact, found) if x.startswith("What "))
+    assert "(±10% where it prints none)" in header
+
+
+def test_the_scoreboard_keeps_okls_experiments_out_of_the_papers_totals_and_lists_unresolved_claims(tmp_path):
+    """pkawv_fig2_synthetic is okl's stream (own: true): its row is marked and its claims are not the paper's; a claim
+    our seeds do not resolve is counted in its column and listed apart from the failing ones."""
+    assert catalog.load("pkawv_fig2_synthetic").own and not catalog.load("pkawv_fig2_cod_rna").own
+    for name, verdicts, failing, unresolved in (
+        ("pkawv_fig2_cod_rna", {"holds": 1, "fails": 1, "not resolved": 1}, ["a fail"], ["a tie"]),
+        ("pkawv_fig2_synthetic", {"holds": 2}, [], []),
+    ):
+        summary = {"verdicts": {v: verdicts.get(v, 0) for v in checks.VERDICTS}, "failing": failing}
+        (tmp_path / f"{name}.json").write_text(json.dumps(summary | {"unresolved": unresolved}))
+    board = report.scoreboard(tmp_path, ("pkawv_fig2_cod_rna", "pkawv_fig2_synthetic"))
+    rows = {line.split(" | ")[1]: line for line in board.splitlines() if line.startswith("| pkawv")}
+    assert rows["pkawv_fig2_cod_rna"].endswith("| 3 | 3 | 1 | 0 | 1 | 1 | 0 | 0 |")
+    assert rows["pkawv_fig2_synthetic (okl's experiment)"].endswith("| 2 | 2 | 2 | 0 | 0 | 0 | 0 | 0 |")
+    assert rows["**all 1 of the paper's**"].endswith("| 3 | 3 | 1 | 0 | 1 | 1 | 0 | 0 |")
+    failing, unresolved = board.split("Failing claims:")[1].split("Claims our seeds do not resolve")
+    assert "- a fail" in failing and "a tie" not in failing and "- a tie" in unresolved

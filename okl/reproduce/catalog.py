@@ -124,6 +124,7 @@ class Artefact:
     uncovered: tuple[tuple[str, str], ...] = ()  # (the paper's result, why no run covers it)
     tolerance: Tolerance | None = Tolerance()  # None: the reported numbers are references, not marked
     replay: str | None = None  # every arm is also replayed on the sequence this arm's run recorded
+    own: bool = False  # okl's own experiment (a stream or a diagnostic the paper has not): outside the paper's totals
     smoke_rounds: int | None = None  # --smoke plays this many rounds per run (None: pipeline.SMOKE_ROUNDS)
 
     def paper_row(self, dataset: str, arm: str) -> Reported | None:
@@ -182,6 +183,7 @@ def _load(name: str) -> Artefact:
         tolerance=_tolerance(raw.pop("tolerance", {})),
         replay=raw.pop("replay", None),
         smoke_rounds=raw.pop("smoke_rounds", None),
+        own=bool(raw.pop("own", False)),
     )
     if raw:
         raise ConfigError(f"artefact {name}: unknown keys {sorted(raw)} in {HERE / name}.yaml")

@@ -40,8 +40,11 @@ The kinds (``lower`` is better unless ``better: higher``):
 
 Arms that played different numbers of rounds are compared at the rounds all of them reached: the metric is
 read at that round from the stored rounds (loss, learner time, regret, model size), not the runs' totals.
-Each check gives an outcome per dataset; a claim holds when every outcome of its checks holds, fails when
-none does, and holds partly otherwise (on the datasets named); it is not run when none of its arms ran.
+Each check gives an outcome per dataset; a claim holds when every outcome of its checks holds, fails when every
+outcome fails, and holds partly otherwise: some outcome holds, in full or in part (a trend on some of its steps, some
+of a table's cells), which the verdict names ("holds on d1", or "no part holds in full"). A claim whose every outcome
+fails only by differences our seeds do not resolve (:attr:`Outcome.unresolved`) is "not resolved", not "fails": our
+runs cannot tell. It is not run when none of its arms ran.
 
 The same checks also run on the paper's own numbers (:meth:`Claim.on_paper`): the ``order``, ``ratio``, ``bound``
 and ``trend`` checks read only means, so they can be evaluated on the means the artefact's ``reported`` list
@@ -59,7 +62,7 @@ import numpy as np
 
 from okl.errors import ConfigError
 
-VERDICTS = ("holds", "partly", "fails", "not run", "not checkable")
+VERDICTS = ("holds", "partly", "fails", "not resolved", "not run", "not checkable")
 LEVEL = 0.05  # of the t-tests by which checks tell whether our seeds resolve a difference (:class:`Difference`)
 # the metrics a run's stored rounds give at any round t, with the column that gives them
 ROUNDWISE = {"loss": "cum_loss", "learner_s": "elapsed_ns", "regret": "regret", "model_size": "model_size"}
@@ -432,12 +435,23 @@ class Ratio(Check):
         a, b = got.means[self.arm], got.means[self.over]
         ratio = a / b if b else float("inf")
         ok = _within(ratio, self.at_least, self.at_most)
-        text = f"{dataset}: {self.metric} {self.arm}/{self.over} = {_fmt(a)}/{_fmt(b)} = {ratio:.3g}{got.where()}"
+        shown = _ratio(ratio, self.at_least, self.at_most)
+        text = f"{dataset}: {self.metric} {self.arm}/{self.over} = {_fmt(a)}/{_fmt(b)} = {shown}{got.where()}"
         return Outcome(dataset, "holds" if ok else "fails", text + f" ({_bounds(self.at_least, self.at_most)})")
 
 
 def _within(x: float, lo: float | None, hi: float | None) -> bool:
     return (lo is None or x >= lo) and (hi is None or x <= hi)
+
+
+def _ratio(x: float, lo: float | None, hi: float | None) -> str:
+    """x to 3 significant digits, or as many more as show which side of the bounds it lies on (1.0008 against
+    0.9999 to 1.0001 printed "1", inside the bounds, beside a verdict that it is outside)."""
+    for digits in range(3, 17):
+        shown = f"{x:.{digits}g}"
+        if _within(float(shown), lo, hi) == _within(x, lo, hi):
+            return shown
+    return repr(x)
 
 
 def _bounds(lo: float | None, hi: float | None) -> str:
@@ -676,7 +690,9 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        return Verdict("fails", numbers, failed=failed, causes=causes, unresolved=unresolved)
+        noise = set(unresolved) == set(failed) and not causes and not missing  # every part: within our seeds' noise
+        status = "not resolved" if noise else "fails"
+        return Verdict(status, numbers, failed=failed, causes=causes, unresolved=unresolved)
     held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
     where += f"; not run {', '.join(missing)}" if missing else ""

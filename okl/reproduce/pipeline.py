@@ -237,7 +237,8 @@ def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str
     for run in runs:
         manifest = run.plan.run_dir().manifest()
         if run.arm in arms and manifest and manifest.status == "failed":
-            why = f"stopped at round {manifest.rounds + 1:,} (seed {run.seed}): {manifest.error}"
+            error = manifest.error.split(": check ")[0]  # what happened, without the runner's advice to its user
+            why = f"stopped at round {manifest.rounds + 1:,} (seed {run.seed}): {error}"
             out.setdefault((run.dataset, run.arm), why)
     return out
 
