@@ -25,6 +25,7 @@ class Cell:
     losses: list[float]
     y_hat: list[float] = field(default_factory=list)
     extra: dict[str, float] = field(default_factory=dict)  # whole-run metrics with no rounds (risk_tail, ...)
+    y: list[float] = field(default_factory=list)  # the labels, where a check reads them
 
     @property
     def played(self) -> int:
@@ -352,6 +353,11 @@ def test_a_claim_is_also_checked_on_the_papers_own_numbers():
     deviated = dataclasses.replace(
         artefact(half, dataclasses.replace(contradicted, explained_by="why")),
         deviations=(catalog.Deviation("the cause", id="why"),),
+    )
+    measured = dataclasses.replace(deviated, deviations=(catalog.Deviation("the cause", "why", ("a_other", "a")),))
+    assert (
+        "— unexplained (candidate cause: deviation `why`, its ablation does not decide this part): on d2"
+        in (report.failing(measured, found)[0])
     )
     assert report.failing(deviated, found)[0].endswith(
         "— unexplained (candidate cause: deviation `why`, not measured): on d2; fails in the paper's own numbers "
@@ -682,3 +688,23 @@ def test_the_scoreboard_keeps_okls_experiments_out_of_the_papers_totals_and_list
     assert rows["**all 1 of the paper's**"].endswith("| 3 | 3 | 1 | 0 | 1 | 1 | 0 | 0 |")
     failing, unresolved = board.split("Failing claims:")[1].split("Claims our seeds do not resolve")
     assert "- a fail" in failing and "a tie" not in failing and "- a tie" in unresolved
+
+
+def test_an_ablation_at_the_majority_class_rate_brackets_nothing():
+    """Table 2's NOGD on ijcnn1: ours 9.3 against the paper's 9.55 ± 0.01, and an ablation (another step) at 10.0,
+    the rate of the majority class: it learns nothing, so the paper's number between it and ours explains nothing.
+    An ablation that learns (9.8) brackets as before."""
+    labels = [1.0] * 10 + [-1.0] * 90
+    assert checks.constant_error(Cell(0, [0.0] * 100, y=labels)) == 10.0
+    assert checks.constant_error(Cell(0, [0.0] * 3, y=[0.5, 1.5, 2.5])) is None  # not two classes
+    reported = {("d", "a"): {"loss": (9.55, 0.01)}}
+    claim = Claim("Table 2", "the table", checks=(parse({"kind": "paper", "metric": "loss"}, "t"),))
+    rows = (catalog.Reported("d", "a", "Table 2", reported[("d", "a")]),)
+    deviation = catalog.Deviation("the step", id="step", ablation=("a_step", "a"), brackets=True)
+    artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), reported=rows, deviations=(deviation,))
+    claim = catalog._with_ablations(claim, artefact)
+    for ablation, explained in ((10.0, False), (9.8, True)):
+        ours = {("d", "a"): [Cell(0, [9.3] * 100, y=labels)], ("d", "a_step"): [Cell(0, [ablation] * 100, y=labels)]}
+        got = claim.verdict(ours, reported, Tolerance())
+        assert got.status == "fails" and bool(got.causes) == explained, ablation
+        assert ("(a_step 9.8: `step`)" in got.numbers) == explained

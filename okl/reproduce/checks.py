@@ -391,7 +391,9 @@ class Paper(Check):
         self, results, dataset: str, arm: str, ours: float, paper: float | tuple[float, float], tol: Tolerance
     ) -> tuple[str, str] | None:
         """The first deviation whose ablation of ``arm`` brackets the paper's number on ``dataset`` (its mean lies
-        between ours and the ablation's, or the ablation's is within its ±): (its id, the numbers that show it)."""
+        between ours and the ablation's, or the ablation's is within its ±): (its id, the numbers that show it). An
+        ablation that learns nothing (:func:`constant_error`) brackets nothing: a paper's number between ours and
+        the majority-class rate says nothing of the setting the deviation names."""
         mean = float(np.atleast_1d(paper)[0])
         for ours_arm, ablation, id in self.ablations:
             if ours_arm != arm:
@@ -400,9 +402,28 @@ class Paper(Check):
             if got is None:
                 continue
             theirs = got.means[ablation]
+            if self.metric == "loss" and _learns_nothing(results[(dataset, ablation)], theirs):
+                continue
             if min(ours, theirs) <= mean <= max(ours, theirs) or tol.inside(theirs, paper):
                 return id, f"{ablation} {_fmt(theirs)}: `{id}`"
         return None
+
+
+def constant_error(cell: Cell) -> float | None:
+    """The % error of the best constant prediction on a binary run's labels (the majority-class rate), read from its
+    stored rounds; None for other labels, or a cell with no labels stored."""
+    try:
+        y = cell.series("y", cell.played)
+    except (AttributeError, KeyError, ValueError):
+        return None
+    labels = np.unique(y)
+    return 100 * float(min(np.mean(y == labels[0]), np.mean(y == labels[-1]))) if len(labels) == 2 else None
+
+
+def _learns_nothing(cells: Sequence[Cell], error: float) -> bool:
+    """Whether runs whose mean % error is ``error`` score as the majority class does (within 1% of its rate)."""
+    rate = constant_error(cells[0]) if cells else None
+    return rate is not None and abs(error - rate) <= 0.01 * rate
 
 
 def marking(claims: Sequence[Claim], metric: str, default: Tolerance | None) -> Tolerance | None:

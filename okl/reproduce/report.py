@@ -136,8 +136,8 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     """The claims, one line each with its verdict and the numbers that decided it; a claim whose paper check judges
     by another tolerance than the artefact's says which."""
     judged = f" ({artefact.tolerance.describe()})" if artefact.tolerance else ""
-    whose = "okl's experiment on" if artefact.own else "What"
-    out = ["", f"{whose} {artefact.paper} states, checked over our runs{judged}:", ""]
+    runs = "okl's own experiment (not a figure or table of the paper)" if artefact.own else "our runs"
+    out = ["", f"What {artefact.paper} states, checked over {runs}{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
         theirs = artefact.on_paper(claim)
         own = [
@@ -180,7 +180,8 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     rest = [part for part in verdict.failed if part not in theirs and part not in causes and part not in unresolved]
     why = []
     if rest or not (theirs or ablated or unresolved):
-        named = "unexplained" + (f" (candidate cause: deviation `{deviation.id}`, not measured)" if deviation else "")
+        measured = "its ablation does not decide this part" if deviation and deviation.ablation else "not measured"
+        named = "unexplained" + (f" (candidate cause: deviation `{deviation.id}`, {measured})" if deviation else "")
         why.append(named + (f": {', '.join(rest)}" if theirs or ablated or unresolved else ""))
     phrase = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
     if ablated:
