@@ -558,6 +558,7 @@ def test_a_run_read_at_a_round_equals_the_prefix_of_its_rounds(okl_run, results_
     np.testing.assert_array_equal(f.series("y_hat", 10), f.rounds.y_hat.to_numpy()[:10])
 
 
+RAKER_DATASETS = ("twitter", "tomshardware", "energy", "air", "synthetic")
 ABLATIONS = {  # the arm run with the paper's setting differs from ours in that setting only
     ("pkawv_fig2_cod_rna", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
     ("pkawv_fig4_ijcnn1", "taylor2_paper"): {"dataset.preset", "dataset.x_scale"},
@@ -599,6 +600,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("polk_fig5_mnist", "ksvm_budget_per_point_K0.16"): {"learner.K"},
     **{(f"raker_fig1_{d}", "raker_code_eta05"): {"learner.eta"} for d in ("twitter", "tomshardware", "energy", "air")},
     ("raker_fig1_synthetic", "raker_code_eta05"): {"learner.eta"},
+    **{(f"raker_fig1_{d}", "rbf_10_omkl_step"): {"learner.eta", "learner.lam"} for d in RAKER_DATASETS},
 }
 
 
