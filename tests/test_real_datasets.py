@@ -188,3 +188,21 @@ def test_a_file_with_other_rows_than_the_catalogs_is_refused_before_anything_is_
     assert code == 2 and err.count("\n") == 1
     assert "SUSY.csv.gz: 300 rows, but susy/all has 400 (catalog): the file is truncated or another version" in err
     assert not Path(os.environ["OKL_RESULTS"]).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "keys", "message"),
+    [  # cod-rna streams its test part by default (the papers' n); ijcnn1 streams both of its parts
+        ("cod_rna", {}, r"^dataset.test_parts=\[test\] is also streamed \(dataset.parts=\[test\]\): .*\[\.\.\.\]\)$"),
+        (
+            "ijcnn1",
+            {},
+            r"^dataset.test_parts=\[test\] is also streamed \(dataset.parts=\[train,test\]\): .*=\[train\]\)$",
+        ),
+    ],
+)
+def test_a_held_out_part_the_stream_plays_is_refused_before_any_data_is_read(no_data, name, keys, message):
+    """Held-out scores on rows the learner trained on (1,293 of ijcnn1's first 2,000 rounds were held-out rows)."""
+    with pytest.raises(ConfigError, match=message):
+        DATASETS.get(name)(test_parts=["test"], **keys)
+    assert not no_data.exists()

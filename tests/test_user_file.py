@@ -96,12 +96,28 @@ def test_the_content_is_the_identity_not_the_path(tmp_path, no_data, composed):
     assert run_id(path) != first
 
 
-def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data):
-    stream, Xs, _ = stream_of(write(tmp_path / "data.csv", "csv"), target="y", test_fraction=0.2)
+@pytest.mark.parametrize("parts", [None, ["train"]])
+def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data, parts):
+    """dataset.parts=[train] (the stream named as it is by default) keeps the held-out rows (it dropped them)."""
+    stream, Xs, _ = stream_of(write(tmp_path / "data.csv", "csv"), target="y", test_fraction=0.2, parts=parts)
     X_test, y_test = stream.test_set()
     assert stream.n == 240 and len(Xs) == 240
     np.testing.assert_array_equal(X_test, X[240:])
     np.testing.assert_array_equal(y_test, Y[240:])
+
+
+def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
+    """A held-out score on rows the learner trained on: the training file given as its own test_path, or a held-out
+    part the stream plays too (test_parts=[train]), is a one-line error."""
+    path = write(tmp_path / "data.csv", "csv")
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(path.read_bytes())
+    with pytest.raises(ConfigError, match=r"^dataset.test_path holds the same rows as dataset.path: .*test_fraction"):
+        from_file(path, target="y", test_path=str(copy))
+    with pytest.raises(
+        ConfigError, match=r"^dataset.test_parts=\[train\] is also streamed \(dataset.parts=\[train\]\)"
+    ):
+        from_file(path, target="y", test_fraction=0.2, test_parts=["train"])
 
 
 @pytest.mark.parametrize(

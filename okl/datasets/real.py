@@ -85,6 +85,10 @@ class FileParams:
                 raise ConfigError(f"{key} must be a non-empty list of part names (got {value!r})")
 
 
+def _listed(parts) -> str:
+    return "[" + ",".join(parts) + "]"
+
+
 class FileDataset(Dataset):
     """A catalog dataset; subclasses only set ``spec`` (one per catalog entry, registered below)."""
 
@@ -95,6 +99,13 @@ class FileDataset(Dataset):
         super().__init__(**params)
         spec, p = self.spec, self.params
         self.params = p = dataclasses.replace(p, **self._resolve(spec, p))
+        streamed = [part for part in p.test_parts or () if part in p.parts]
+        if streamed:  # a held-out score on rows the learner trained on
+            raise ConfigError(
+                f"dataset.test_parts={_listed(p.test_parts)} is also streamed (dataset.parts={_listed(p.parts)}): hold "
+                f"out a part the stream does not play, or stream the others (dataset.parts="
+                f"{_listed([q for q in p.parts if q not in streamed] or ['...'])})"
+            )
         total = sum(spec.part(part).rows for part in p.parts)
         if p.skip >= total:
             raise ConfigError(f"dataset.skip={p.skip} leaves no rows of the {total:,} of {spec.name} {p.parts}")

@@ -142,10 +142,16 @@ class UserFile(FileDataset):
             positive=(float(labels.max()),) if task == "binary" else (),
             targets=(p.target,) if p.target is not None else (),
         )
-        resolved = dataclasses.replace(  # parts=[test]: the held-out set of another instance (test_set)
+        if p.test_path and held.meta["files"][0]["content_sha256"] == train.meta["files"][0]["content_sha256"]:
+            raise ConfigError(
+                "dataset.test_path holds the same rows as dataset.path: a held-out score on them would be on the "
+                "training rows; give another file, or dataset.test_fraction=0.2 to hold out the last rows"
+            )
+        held_out = ["test"] if held is not None and "test" not in (p.parts or []) else None  # parts=[test]: test_set's
+        resolved = dataclasses.replace(
             p,
             parts=p.parts or ["train"],
-            test_parts=p.test_parts if p.parts else (["test"] if held is not None else None),
+            test_parts=p.test_parts if p.test_parts is not None else held_out,
             content_sha256=train.meta["files"][0]["content_sha256"],
             test_sha256=held.meta["files"][0]["content_sha256"] if held is not None and p.test_path else None,
         )
