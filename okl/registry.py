@@ -80,6 +80,8 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
             raise ConfigError(f"{kind} {key!r}: {f.name} takes true or false (got {value!r})")
         if isinstance(value, np.bool_):  # from Python: a run's identity is JSON
             values = {**values, f.name: bool(value)}
+        elif f.type in ("float", "float | None") and type(value) is int:  # sigma=1 and sigma=1.0: one run, one id
+            values = {**values, f.name: float(value)}
     try:
         return schema(**values)
     except ConfigError as exc:

@@ -542,3 +542,15 @@ def test_a_numpy_boolean_from_python_is_a_boolean_and_a_string_is_refused():
     assert learner.params.orthogonal is True and json.dumps(identity(learner.params))
     with pytest.raises(ConfigError, match=r"^learner 'fogd': orthogonal takes true or false \(got 'maybe'\)$"):
         LEARNERS.get("fogd")(3, D=10, orthogonal="maybe")
+
+
+def test_a_whole_number_for_a_real_key_is_the_same_run_as_its_float():
+    """learner.sigma=1 and learner.sigma=1.0 were two runs (two ids, the run played twice, and okl-results averaged the
+    copies as seeds); an integer key keeps its integers."""
+    import json
+
+    from okl.registry import identity
+
+    ints, floats = (LEARNERS.get("fogd")(3, sigma=s, eta=e, D=10) for s, e in ((1, 2), (1.0, 2.0)))
+    assert json.dumps(identity(ints.params)) == json.dumps(identity(floats.params))
+    assert type(ints.params.sigma) is float and type(ints.params.D) is int
