@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import play_loop, stream
+from helpers import play_blocks, play_loop, stream
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners import LEARNERS
 
@@ -150,3 +150,24 @@ def test_omkl_with_one_kernel_is_kernel_ogd_in_the_papers_units():
     omkl = LEARNERS.get("omkl")(3, sigma2=[0.5], eta=0.5, lam=0.01)
     expected = kernel_ogd_by_hand(X, y, np.sqrt(0.5), 0.25, 0.02)  # ½(ŷ − y)²: step η/2 on (ŷ − y)², ridge 2λ
     np.testing.assert_allclose(play_loop(omkl, X, y), expected, rtol=1e-10, atol=1e-13)
+
+
+def test_the_runs_seed_draws_the_experts_that_set_none():
+    """Two fogd experts (random features): seed 1 draws other features than seed 0 (they ignored the run's seed and
+    always drew with 0); an expert's own seed is kept; seed 0 keeps the earlier runs' id (an added key)."""
+    from okl.registry import identity
+
+    X, y = stream(300, 3)
+    experts = [{"name": "fogd", "D": 20, "sigma": 0.5}, {"name": "fogd", "D": 20, "sigma": 1.0}]
+
+    def played(seed, experts=experts):
+        learner = LEARNERS.get("ewa")(3, experts=experts, seed=seed)
+        return learner, play_blocks(learner, X, y, (64,))
+
+    (zero, a), (one, b) = played(0), played(1)
+    assert not np.allclose(a, b)
+    assert [e.params.seed for e in one.experts] == [1, 1]
+    np.testing.assert_array_equal(a, played(0, [{**e, "seed": 0} for e in experts])[1])  # seed 0: as before
+    pinned = [experts[0], {**experts[1], "seed": 7}]
+    assert [e.params.seed for e in played(1, pinned)[0].experts] == [1, 7]
+    assert "seed" not in identity(zero.params) and identity(one.params)["seed"] == 1

@@ -14,6 +14,11 @@ protocol), then forms every round's weights from the cumulated losses of the ear
 same numbers as the per-round loop. Per-round diagnostics: ``model_size`` (the experts' total) and
 the weights ``weight_<p>`` used at each round.
 
+Seeds: an expert whose learner draws at random (random features, KORS's coins) and whose config sets no ``seed``
+takes the run's (``seed``, as a learner of its own does): a seed sweep redraws every expert. Choice: all experts draw
+with that one seed, so two experts of one learner share their draws (common random numbers: they differ only by
+the settings their configs give, which is what the weights compare); give an expert ``seed`` to draw apart.
+
 Default experts (``experts`` not given): PKAWV-Taylor with M = 2, σ = 1 and λ ∈ {0.1, 1, 10}, the λ grid
 of pkawv_jezequel2019 §3.1, as ``okl-run learner=ewa`` has them at its default M and σ
 (``conf/learner/ewa.yaml``, which ties them to the top-level M and σ; a test checks the two agree).
@@ -34,7 +39,7 @@ Example: The weights move to the better expert:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -43,7 +48,8 @@ from okl.errors import ConfigError
 from okl.learners.base import LEARNERS, BlockLearner, register
 from okl.learners.ensembles.weights import normalised
 from okl.losses import TRAINING, training_value
-from okl.validation import one_of, positive
+from okl.params import ADDED
+from okl.validation import one_of, positive, seed
 
 DEFAULT_EXPERTS = tuple({"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": lam} for lam in (0.1, 1.0, 10.0))
 
@@ -56,6 +62,7 @@ class EWAParams:
     experts: tuple[Any, ...] = DEFAULT_EXPERTS
     eta: float = 0.5
     loss: str = "square"
+    seed: int = field(default=0, metadata=ADDED)  # the experts' that set none (module docstring)
 
     def __post_init__(self) -> None:
         listed = isinstance(self.experts, Sequence) and not isinstance(self.experts, str)
@@ -63,6 +70,7 @@ class EWAParams:
             raise ConfigError("experts must be a non-empty list of learner configs: [{name: fogd, sigma: 1}, ...]")
         positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
+        seed("seed", self.seed)
 
 
 @register("ewa")
@@ -77,6 +85,8 @@ class EWA(BlockLearner):
         for spec in self.expert_configs():
             spec = dict(spec)
             cls = LEARNERS.get(spec.pop("name"))
+            if "seed" in {f.name for f in fields(cls.Params)}:
+                spec.setdefault("seed", self.params.seed)
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
             self.experts.append(cls(d, horizon=horizon, **spec))
