@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -143,6 +144,18 @@ def versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+@functools.cache
+def source_digest() -> str:
+    """sha256 of the package's Python sources (their paths and contents, in path order), read once per process: what
+    a snapshot's code must equal to be resumed. The commit alone let a checkout with uncommitted edits (an editable
+    install) resume a run stopped under other code and report it complete."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @functools.cache

@@ -133,6 +133,18 @@ def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp
     assert okl_run(*args, "block=128")[0] == 0
     pd.testing.assert_frame_equal(content(tmp_path / "b")[0], content(tmp_path / "c")[0], check_exact=True)
 
+    # okl's sources edited since the stop, at the same commit (an editable install's uncommitted change): it resumed
+    # the rounds of the old code under the new and ended "complete"
+    stop(tmp_path / "d", signal.SIGKILL, args)
+    from okl.runner import lifecycle
+
+    monkeypatch.setattr(lifecycle, "source_digest", lambda: "0" * 64)
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "d"))
+    code, out, _ = okl_run(*args)
+    assert (
+        code == 0 and "resumed" not in out and "complete (started over: its snapshot was written by other code" in out
+    )
+
 
 def test_a_run_json_pointing_its_snapshot_elsewhere_starts_over_without_unpickling_it(okl_run, results_root):
     """A tampered results root ran arbitrary code on the next okl-run."""

@@ -40,7 +40,7 @@ from okl.config import Plan
 from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Stop, Timeout, play, prepare
 from okl.store import Manifest, RoundWriter, RunDir
-from okl.system import blas, git_state, peak_rss, reset_peak_rss, tune_allocator, versions
+from okl.system import blas, git_state, peak_rss, reset_peak_rss, source_digest, tune_allocator, versions
 
 RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
 
@@ -148,8 +148,13 @@ def _done(previous: Manifest, plan: Plan) -> bool:
 
 def _code(attempt: dict[str, Any]) -> dict[str, Any]:
     """What the code that wrote a snapshot must equal for it to be resumed (from an attempt's versions and
-    git state, read once per run: ``git`` takes about 16 ms)."""
-    return {"okl": attempt["versions"]["okl"], "commit": (attempt["git"] or {}).get("commit")}
+    git state, read once per run: ``git`` takes about 16 ms), and the digest of okl's sources (uncommitted edits
+    included: :func:`~okl.system.source_digest`)."""
+    return {
+        "okl": attempt["versions"]["okl"],
+        "commit": (attempt["git"] or {}).get("commit"),
+        "source": source_digest(),
+    }
 
 
 def _resumable(
