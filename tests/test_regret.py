@@ -211,3 +211,24 @@ def test_dynamic_regret_against_the_streams_segments(okl_run, results_root, caps
     np.testing.assert_allclose(rounds["regret"], expected, rtol=1e-9, atol=1e-9)
     regret_main([str(next(results_root.glob("learner=raker/*/*/run=*"))), "--comparator", "krr_segments"])
     assert "cached" in capsys.readouterr().out
+
+
+def test_okl_regret_refuses_a_run_whose_files_changed_since(okl_run, results_root, tmp_path, no_data, capsys):
+    """A CSV's feature columns shuffled after the run, its labels kept: the regret was scored against other inputs
+    (11.01 became 2.72) and the run's column rewritten; now a one-line error naming the content, nothing written."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(300, 3))
+    path = tmp_path / "g.csv"
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": np.sin(X.sum(1))})
+    frame.to_csv(path, index=False)
+    keys = ("learner=fogd", "dataset=file", f"dataset.path={path}", "dataset.target=y", "progress=false")
+    assert okl_run(*keys)[0] == 0
+    frame[["a", "b", "c"]] = frame[["a", "b", "c"]].sample(frac=1, random_state=0).to_numpy()
+    frame.to_csv(path, index=False)
+    (run,) = find(results_root, dataset="file", seed=0)
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path), "--comparator", "krr"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "the dataset's files hold other content than run" in err and "rerun it (sink.overwrite=true)" in err
+    assert read_run(results_root, "fogd", "file")[1]["regret"].isna().all()

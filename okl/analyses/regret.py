@@ -106,12 +106,19 @@ def matches(entry: dict | None, comparator: Comparator, rounds: int) -> bool:
 
 
 def _inputs(run: RunDir, manifest: Manifest, n: int, y: np.ndarray) -> np.ndarray:
-    """The run's inputs: recorded, or replayed from its dataset config and checked against its labels."""
+    """The run's inputs: recorded, or replayed from its dataset config and checked against the content its files
+    had (the run's data sha256: an edited file's inputs with the same labels were scored silently) and its labels."""
     recorded = run.inputs()
     if recorded is not None:
         return recorded[0]
     node = dict(manifest.config["dataset"])
     dataset = DATASETS.get(node.pop("name"))(**node)
+    if manifest.data_sha256 is not None and dataset.content_sha256 != manifest.data_sha256:
+        raise DataError(
+            f"the dataset's files hold other content than run {str(run.path)!r} read (sha256 "
+            f"{(dataset.content_sha256 or '')[:12]}, was {manifest.data_sha256[:12]}): rerun it (sink.overwrite=true) "
+            "before scoring"
+        )
     chunks = list(dataset.head(n)) or [(np.zeros((0, dataset.d)), np.zeros(0))]
     X = np.concatenate([Xc for Xc, _ in chunks]).astype(np.float64)
     y_again = np.concatenate([yc for _, yc in chunks]).astype(np.float64)
