@@ -199,8 +199,16 @@ def _play(study: Study, values: dict, seed: int, report: bool = False, observe=N
 
 
 def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig:
-    """The configuration of one run of the study (:func:`_play`)."""
-    protocol = [f"dataset.skip={study.prefix}", "dataset.length=null"] if report else [f"dataset.length={study.prefix}"]
+    """The configuration of one run of the study (:func:`_play`): the trials play the ``prefix`` rounds from where the
+    user's stream starts (``dataset.skip``, 0 by default), the report the rest of the user's stream (to its
+    ``dataset.length``, if set), so that no round of the report was seen by a trial (a report that skipped ``prefix``
+    rows from the file's start replayed rounds the trials had tuned on when the user set ``dataset.skip``)."""
+    skip, length = _window(study)
+    if report:
+        rest = "null" if length is None else length - study.prefix
+        protocol = [f"dataset.skip={skip + study.prefix}", f"dataset.length={rest}"]
+    else:
+        protocol = [f"dataset.skip={skip}", f"dataset.length={study.prefix}"]
     overrides = [
         *study.overrides,
         *(f"{k}={v}" for k, v in values.items()),
@@ -208,10 +216,20 @@ def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig
         *protocol,
         "progress=false",
     ]
-    cfg = compose_config(overrides)
-    if "skip" not in cfg.dataset:
+    return compose_config(overrides)
+
+
+def _window(study: Study) -> tuple[int, int | None]:
+    """The user's stream in the file: its ``dataset.skip`` and ``dataset.length`` (None: to the end)."""
+    dataset = compose_config(list(study.overrides)).dataset
+    if "skip" not in dataset:
         raise ConfigError(
             f"--prefix needs a dataset with dataset.skip and dataset.length (the real datasets, dataset=file); "
-            f"{cfg.dataset.name} has none"
+            f"{dataset.name} has none"
         )
-    return cfg
+    skip, length = dataset.skip or 0, dataset.length
+    if length is not None and length <= study.prefix:
+        raise ConfigError(
+            f"--prefix {study.prefix} leaves no rounds of dataset.length={length} to report on: give a shorter --prefix"
+        )
+    return skip, length

@@ -104,3 +104,16 @@ def test_a_prefix_that_leaves_no_rest_stops_before_the_study_and_overrides_may_f
     assert _inside(FloatDistribution(0.0, 2.0)) == 1.0 and _inside(FloatDistribution(0.01, 1.0, log=True)) == 0.1
     code, out, err = tune(capsys, data_file, "--trials", "2", "learner=choice(pkawv_taylor,fogd)", "learner.M=2")
     assert code == 2 and "unknown key 'learner.M'" in err and "trial #" not in out, err
+
+
+def test_the_report_starts_after_the_trials_rows_within_the_users_window(results_root, data_file, capsys):
+    """dataset.skip=200 dataset.length=1000 --prefix 600: the trials play rows 201-800, the report rows 801-1000 (it
+    played rows 601-1,200: 200 of them tuned on, and past the user's length). A prefix as long as the window stops."""
+    code, out, err = tune(capsys, data_file, "--trials", "2", "--seeds", "1", "dataset.skip=200", "dataset.length=800")
+    assert code == 0, err
+    runs = results.runs(results_root, status=None)
+    windows = {(int(s), int(n)) for s, n in zip(runs["dataset.skip"], runs["dataset.length"], strict=True)}
+    assert windows == {(200, 600), (800, 200)}
+    assert set(runs[runs["dataset.skip"] == 800].rounds) == {200}
+    code, out, err = tune(capsys, data_file, "--trials", "2", "--seeds", "1", "dataset.length=600", "--study", "other")
+    assert code == 2 and "--prefix 600 leaves no rounds of dataset.length=600 to report on" in err, err
