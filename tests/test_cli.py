@@ -367,6 +367,9 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     results_root.write_text("a file, not a folder")
     code, _, err = okl_run(*FAST)
     assert code == 2 and err.count("\n") == 1 and "cannot write" in err and "OKL_RESULTS" in err
+    code, _, err = okl_run("-m", *FAST, "seed=0,1")  # Hydra makes the sweep's folder there first: "internal error"
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"okl-run: error: cannot write {results_root}/.sweeps")
+    assert "Not a directory; set OKL_RESULTS (or sink.root) to a writable folder" in err
     results_root.unlink()
 
     real, calls = writer.write_table, []

@@ -134,6 +134,12 @@ def describe(exc: BaseException) -> str:
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
+    if isinstance(exc, OSError) and exc.filename:  # Hydra making a sweep's folder under the results root (a run's
+        # own writes say so in the runner: okl.runner.lifecycle.unwritable)
+        return (
+            f"cannot write {exc.filename}: {exc.strerror or exc}; set OKL_RESULTS (or sink.root) to a writable folder "
+            "with free space"
+        )
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"
 
 
