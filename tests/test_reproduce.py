@@ -3,6 +3,7 @@ the whole path runs on short prefixes (--smoke), failures are isolated, bad inpu
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -265,6 +266,8 @@ def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, cap
     assert (out / "bench_polk.png").exists()
     assert "| multidist | polk | polk | 0 |" in text  # --smoke: one seed, one repeat
     _per_round_lines(text)
+    smoke, real = (argparse.Namespace(out=None, smoke=s) for s in (True, False))  # no --out: never the benchmarks'
+    assert bench_cli.default_out(smoke) == Path("figures/bench/smoke") and bench_cli.default_out(real).name == "bench"
 
 
 def _per_round_lines(text: str) -> None:

@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="cases (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per case (fresh process each)")
     parser.add_argument("--smoke", action="store_true", help="200 rounds per run, one repeat")
-    parser.add_argument("--out", type=Path, help="figures and sections (default: figures/bench/)")
+    parser.add_argument(
+        "--out", type=Path, help="figures and sections (default: figures/bench/, figures/bench/smoke/ with --smoke)"
+    )
     parser.add_argument("--report", type=Path, help="the BENCHMARKS.md to write (default: ./, or --out's with --smoke)")
     args = parser.parse_args(argv)
 
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    out = args.out or Path("figures/bench")
+    out = default_out(args)
     out.mkdir(parents=True, exist_ok=True)
     repeats = 1 if args.smoke else args.repeats
     path, note = args.report, ""
@@ -114,6 +116,12 @@ def planning(preset: str = LARGEST) -> str:
         f"Planning the largest preset, `okl-reproduce {preset}` ({runs} runs, no data read): {float(new):.2f} s "
         f"on a new machine, {float(kept):.2f} s once its compositions are kept (`~/.cache/okl-compose/`)."
     )
+
+
+def default_out(args: argparse.Namespace) -> Path:
+    """--out, else figures/bench/ (the sections every report is assembled from), or figures/bench/smoke/ with --smoke:
+    a 200-round smoke section there was then assembled into a later report as a benchmark."""
+    return args.out or Path("figures/bench/smoke" if args.smoke else "figures/bench")
 
 
 SMOKE = (1, 2000)  # --smoke: one pair of runs on 2,000 rounds
