@@ -115,6 +115,12 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
     base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None
     done = len(base.trials) if base else 0
+    scored = base.user_attrs.get("seeds", study.seeds) if base else study.seeds
+    if scored != study.seeds:  # its best would be chosen among means over other numbers of seeds
+        raise ConfigError(
+            f"study {study.study_name} scores its trials over {scored} seed{'s' * (scored != 1)}: pass --seeds "
+            f"{scored} to continue it, or --study NAME for a new study"
+        )
     pruner = (
         optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2)
         if study.pruner == "median"
@@ -129,6 +135,7 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
         sampler=sampler,
         pruner=pruner,
     )
+    optuna_study.set_user_attr("seeds", study.seeds)
     say(f"study {study.study_name} in {storage}: {done} trials there, {max(0, study.trials - done)} to play")
     start = time.perf_counter()
     for _ in range(max(0, study.trials - done)):

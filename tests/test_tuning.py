@@ -64,6 +64,10 @@ def test_the_same_command_continues_the_study_with_new_proposals(results_root, d
     proposals = [tuple(t.params.values()) for t in study.trials]
     assert len(study.trials) == 7 and len(set(proposals)) == 7  # the resumed sampler did not propose again
     assert len(list(find(results_root))) >= 7 * 2  # every trial's runs are ordinary runs
+    # another --seeds: its best was chosen among means over 2 seeds and over 3; now refused, nothing played
+    code, out, err = tune(capsys, data_file, "--trials", "9", "--pruner", "none", "--seeds", "3")
+    assert code == 2 and "trial #" not in out and err.count("\n") == 1, err
+    assert f"study {summary.study_name} scores its trials over 2 seeds: pass --seeds 2 to continue it" in err
 
 
 @pytest.mark.parametrize(
