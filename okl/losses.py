@@ -130,6 +130,7 @@ def smooth_derivatives(loss: str, y_hat: np.ndarray, y: np.ndarray) -> tuple[np.
 #   multi_hinge      ℓ = max(0, 1 + f_r(x) − f_y(x)),  r = argmax_{c≠y} f_c(x)    (26)
 #   multi_logistic   ℓ = log Σ_c exp(f_c(x)) − f_y(x)                              (28)
 MULTICLASS = ("multi_hinge", "multi_logistic")
+LABEL_LOSSES = ("hinge", "logistic", "squared_hinge", *MULTICLASS)  # the losses of labels, none of a real target
 BINARY_OF = {"multi_hinge": "hinge", "multi_logistic": "logistic"}  # each multi-class loss's two-class form
 
 

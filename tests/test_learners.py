@@ -303,7 +303,7 @@ def test_model_size_diagnostics():
 
 
 def test_bad_hyperparameters_raise_one_line_config_errors():
-    with pytest.raises(ConfigError, match=r"learner 'pkawv_taylor': sigma must be a finite number > 0 \(got -1\)"):
+    with pytest.raises(ConfigError, match=r"learner 'pkawv_taylor': sigma must be a finite number > 0 \(got -1.0\)"):
         PKAWVTaylor(3, sigma=-1)
     with pytest.raises(
         ConfigError, match="unknown key learner.gamma for learner 'online_krr'; its keys are: lam, sigma"
@@ -554,3 +554,15 @@ def test_a_whole_number_for_a_real_key_is_the_same_run_as_its_float():
     ints, floats = (LEARNERS.get("fogd")(3, sigma=s, eta=e, D=10) for s, e in ((1, 2), (1.0, 2.0)))
     assert json.dumps(identity(ints.params)) == json.dumps(identity(floats.params))
     assert type(ints.params.sigma) is float and type(ints.params.D) is int
+
+
+@pytest.mark.parametrize("name", ["fogd", "fsgd", "nogd", "rbf_ogd", "kons", "ewa"])
+def test_a_loss_of_labels_on_a_regression_stream_is_a_one_line_error(name):
+    """fogd with loss=hinge on a regression stream ran to the end and reported a meaningless square loss (4.84)."""
+    learner = LEARNERS.get(name)(3, loss="hinge")
+    with pytest.raises(
+        ConfigError, match=rf"^learner '{name}': loss 'hinge' is a loss of labels, .*learner.loss=square$"
+    ):
+        learner.check_task("regression")
+    learner.check_task("binary")
+    LEARNERS.get(name)(3, loss="square").check_task("regression")

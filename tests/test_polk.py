@@ -297,7 +297,7 @@ def test_held_out_checkpoints_score_the_learner(okl_run, results_root):
     [
         (
             ["learner=polk", "dataset=synthetic", "learner.loss=multi_hinge"],
-            "set learner.loss=square, hinge or logistic",
+            "does not fit regression datasets; set learner.loss=square\n",
         ),
         (
             ["learner=fsgd", "dataset=multidist", "learner.loss=square"],

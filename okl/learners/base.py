@@ -16,8 +16,10 @@ import numpy as np
 
 from okl import system
 from okl.dictionary.kors import KORS
+from okl.errors import ConfigError
 from okl.jit import njit
 from okl.kernels import Kernel
+from okl.losses import LABEL_LOSSES
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 from okl.warmup import warm
@@ -148,8 +150,15 @@ class Learner(ABC):
     def learn_one(self, x: np.ndarray, y: float) -> None:
         """Reveal the label y_t of x_t."""
 
-    def check_task(self, task: str) -> None:  # noqa: B027 (optional hook)
-        """Raise ConfigError when the parameters do not fit the dataset's task (which ``tasks`` allows)."""
+    def check_task(self, task: str) -> None:
+        """Raise ConfigError when the parameters do not fit the dataset's task (which ``tasks`` allows): here, a loss
+        of labels (hinge, logistic...) on a regression stream (it ran, and reported a meaningless square loss)."""
+        loss = getattr(self.params, "loss", None)
+        if task == "regression" and loss in LABEL_LOSSES:
+            raise ConfigError(
+                f"learner {self.name!r}: loss {loss!r} is a loss of labels, and the stream is a regression one; set "
+                "learner.loss=square"
+            )
 
     def step_size(self, eta: float | None) -> StepSize:
         """A gradient learner's steps η_t (:class:`StepSize`) for its ``eta`` and the run's horizon."""

@@ -24,7 +24,7 @@ class KernelExpansion(BlockLearner):
     tasks = ("regression", "binary", "multiclass")
     losses_by_task: ClassVar[dict[str, str]] = {  # for the error when the loss does not fit the task
         "multiclass": "multi_hinge or multi_logistic",
-        "regression": "square, hinge or logistic",
+        "regression": "square",
         "binary": "square, hinge or logistic",
     }
 
@@ -41,6 +41,7 @@ class KernelExpansion(BlockLearner):
             raise ConfigError(
                 f"{self.name}: loss={self.params.loss} does not fit {task} datasets; set learner.loss={fits}"
             )
+        super().check_task(task)
 
     def add_classes(self, y: np.ndarray) -> None:
         """Zero columns for labels beyond the classes seen (multi-class losses)."""
