@@ -460,3 +460,13 @@ def test_a_run_imports_neither_pandas_nor_the_scipy_it_does_not_use(tmp_path):
         assert done.stdout.decode().splitlines()[-1] == "[]", done.stderr.decode()
         assert only_run(tmp_path).manifest().status == status
     assert only_run(tmp_path).manifest().resumed and len(only_run(tmp_path).heldout()) == 6
+
+
+def test_a_complete_run_asked_for_other_checkpoints_says_it_kept_its_own(okl_run, results_root):
+    """checkpoints is outside a run's identity: a complete run is kept, and said to be kept with its 5 held-out scores
+    where 10 were asked (it said "already complete", its test.parquet silently holding 5)."""
+    keys = ("dataset=multidist", "learner=polk", "n=200", "progress=false")
+    assert okl_run(*keys, "checkpoints=5")[0] == 0
+    code, out, _ = okl_run(*keys, "checkpoints=10")
+    assert code == 0 and "(played with checkpoints=5, not 10: sink.overwrite=true plays it again)" in out
+    assert okl_run(*keys, "checkpoints=5")[1].rstrip().endswith("(sink.overwrite=true to redo it)")

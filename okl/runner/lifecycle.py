@@ -61,6 +61,7 @@ class Outcome:
     started_over: str | None = None  # why a stopped run with a snapshot was played again from round 1
     unfinished: str | None = None  # the post-run analysis a signal stopped (the run itself is saved)
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
+    kept: str | None = None  # a run kept as it was: the setting outside its identity it was played with otherwise
 
     def summary(self, plan: Plan) -> str:
         what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
@@ -68,10 +69,8 @@ class Outcome:
             return f"{what}: skipped, {self.error} in {self.run.path}"
         regret = "" if self.regret is None else f", regret {self.regret['regret']:.6g} ({self.regret['comparator']})"
         if self.skipped:
-            return (
-                f"{what}: already {self.status}{regret} in {self.run.path} (sink.overwrite=true to redo it)"
-                f"{self._unfinished()}"
-            )
+            redo = f"{self.kept}: sink.overwrite=true plays it again" if self.kept else "sink.overwrite=true to redo it"
+            return f"{what}: already {self.status}{regret} in {self.run.path} ({redo}){self._unfinished()}"
         loss = "n/a" if self.average_loss is None else f"{self.average_loss:.6g}"
         resumed = "" if self.resumed_from is None else f" (resumed from round {self.resumed_from:,})"
         if self.started_over:
@@ -101,6 +100,8 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
                 outcome = Outcome(previous.status, previous.rounds, previous.average_loss, run, skipped=True)
+                if (was := previous.config.get("checkpoints")) != plan.run.checkpoints:  # its held-out scores
+                    outcome.kept = f"played with checkpoints={was}, not {plan.run.checkpoints}"
                 learner = _final_learner(run, previous, plan)
             else:
                 outcome, learner = _played(plan, run, previous, progress, observe), plan.learner
