@@ -108,10 +108,22 @@ def test_okl_results_prints_the_comparison_table(sweep, capsys, monkeypatch):
     assert code == 0 and out.strip().splitlines()[2:] == ["| learner | synthetic |", "|---|---|", f"| fogd | {cell} |"]
 
 
+def test_a_cell_of_more_runs_than_seeds_says_how_many_of_each(sweep, capsys, monkeypatch):
+    """--by leaving out the swept learner.lam puts each seed's runs at every λ in one cell: it read "(3)", as if 3 seeds
+    made the mean ± std."""
+    monkeypatch.setenv("OKL_RESULTS", str(sweep))
+    code, out, _ = call(lambda: results_cli.main(["--by", "learner", "dataset"]), capsys)
+    table = results.summary(sweep, by=["learner", "dataset"]).to_dict("records")
+    mixed = [row for row in table if row["runs"] != row["seeds"]]
+    assert code == 0 and mixed
+    for row in mixed:
+        assert f"s ({row['runs']} runs, {row['seeds']} seeds) |" in out.split(f"| {row['learner']} |")[1].split("\n")[0]
+
+
 def test_okl_results_summarises_another_metric_for_one_dataset(sweep, capsys, monkeypatch):
     monkeypatch.setenv("OKL_RESULTS", str(sweep))
     code, out, _ = call(lambda: results_cli.main(["--metric", "wall_s", "--dataset", "synthetic"]), capsys)
-    assert code == 0 and out.startswith("wall_s: mean ± std over seeds")
+    assert code == 0 and out.startswith("wall_s: mean ± std over the runs")
     (fogd,) = results.summary(sweep, learner="fogd", metrics=["wall_s", "learner_s"]).to_dict("records")
     assert f"| fogd | 0 | {fogd['wall_s']:.4g} ± {fogd['wall_s_std']:.2g} · {fogd['learner_s']:.3g} s (3) |" in out
 

@@ -113,7 +113,8 @@ def markdown(table: pd.DataFrame, metric: str) -> str:
     header = [str(c) for c in wide.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(map(str, record)) + " |" for record in wide.itertuples(index=False)]
-    return f"{metric}: mean ± std over seeds · learner time (seeds)\n\n" + "\n".join(lines)
+    head = f"{metric}: mean ± std over the runs · learner time (seeds; runs too where a seed has several)"
+    return f"{head}\n\n" + "\n".join(lines)
 
 
 def _column(row: dict, columns: list[str]) -> str:
@@ -127,7 +128,10 @@ def _cell(row: dict, metric: str) -> str:
     mean, std = row[metric], row[f"{metric}_std"]
     text = "—" if math.isnan(mean) else f"{mean:.4g}" + ("" if std is None or math.isnan(std) else f" ± {std:.2g}")
     text += f" · {row['learner_s']:.3g} s"
-    return text + (f" ({row['seeds']})" if row["seeds"] > 1 else "")
+    runs, seeds = row["runs"], row["seeds"]
+    if runs != seeds:  # runs a seed does not tell apart (a learner.seed sweep, --by leaving a setting out)
+        return text + f" ({runs} runs, {seeds} seed{'s' * (seeds != 1)})"
+    return text + (f" ({seeds})" if seeds > 1 else "")
 
 
 def _text(value: object) -> str:
