@@ -77,13 +77,20 @@ def parse_space(arguments: list[str]) -> tuple[list[str], dict[str, object]]:
                 raise ConfigError(
                     f"{argument!r}: unknown distribution {found['kind']!r}; use one of {', '.join(KINDS)}"
                 )
+            opened = re.match(r"([\w.]+)=(\w+)\(", argument)
+            if opened and opened[2] in KINDS:  # a distribution that does not close: it read "nothing to tune"
+                raise ConfigError(f"{argument!r}: close its parenthesis: {opened[1]}={opened[2]}(...)")
             fixed.append(argument)
             continue
         key, kind, args = found["key"], found["kind"], [a.strip() for a in found["args"].split(",") if a.strip()]
+        if key in space:
+            raise ConfigError(f"{argument!r}: {key} is given twice; give it one distribution")
+        if kind == "choice":
+            if not args:
+                raise ConfigError(f"{argument!r}: choice takes one or more values: {key}=choice(a,b,...)")
+            space[key] = d.CategoricalDistribution(args)
+            continue
         try:
-            if kind == "choice":
-                space[key] = d.CategoricalDistribution(args)
-                continue
             low, high = (int(a) if kind == "int" else float(a) for a in args)
             if not low < high or (kind == "loguniform" and low <= 0):
                 raise ValueError

@@ -77,6 +77,15 @@ def test_the_same_command_continues_the_study_with_new_proposals(results_root, d
         (["lam=beta(1,2)", "--prefix", "10"], r"'lam=beta\(1,2\)': unknown distribution 'beta'; use one of loguniform"),
         (["lam=0.1", "--prefix", "10"], r"nothing to tune: give at least one key as a distribution"),
         (
+            ["lam=choice()", "--prefix", "10"],
+            r"'lam=choice\(\)': choice takes one or more values: lam=choice\(a,b,...\)",
+        ),
+        (["lam=loguniform(1e-4,10", "--prefix", "10"], r"'lam=loguniform\(1e-4,10': close its parenthesis"),
+        (
+            ["lam=loguniform(1e-4,10)", "lam=uniform(0,1)", "--prefix", "10"],
+            r"'lam=uniform\(0,1\)': lam is given twice; give it one distribution",
+        ),
+        (
             ["lam=loguniform(1e-3,1)", "--prefix", "10"],
             r"--prefix needs a dataset with dataset.skip and dataset.length",
         ),
