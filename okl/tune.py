@@ -8,7 +8,8 @@ their average losses. While a run plays, its average loss so far is reported to 
 evenly spaced rounds (step = seed index × ``CHECKPOINTS`` + checkpoint), so the pruner (median by default)
 stops a trial that is worse than the median of the earlier ones at the same point: its run ends there with
 status ``pruned``. When the study holds ``trials`` trials, the best values play the report runs on the rest of
-the stream (``dataset.skip=prefix``), with the same seeds: the numbers to quote, since no choice saw them.
+the stream (``dataset.skip`` moved past the prefix, to the user's ``dataset.length``), with the same seeds: the
+numbers to quote, since no choice saw them.
 
 The study lives in ``<results root>/okl-tune.db`` (SQLite, ``optuna-dashboard sqlite:///results/okl-tune.db``
 shows it) under a name derived from the command (or ``--study``): running the same command again continues it
@@ -161,7 +162,10 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     say(f"best of {len(states)} trials ({states.count('PRUNED')} pruned): {best} -> {optuna_study.best_value:.6g}")
     report = [_play(study, best, seed, report=True) for seed in range(study.seeds)]
     mean = sum(report) / len(report)
-    say(f"report on the rest of the stream (dataset.skip={study.prefix}), {study.seeds} seed(s): {mean:.6g}")
+    skip, length = _window(study)
+    rest = "" if length is None else f", dataset.length={length - study.prefix}"
+    where = f"dataset.skip={skip + study.prefix}{rest}"
+    say(f"report on the rest of the stream ({where}), {study.seeds} seed(s): {mean:.6g}")
     return {
         "best": best,
         "trials": len(states),

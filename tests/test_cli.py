@@ -200,7 +200,7 @@ BAD_INPUTS = [
     (["foo=1"], "unknown key 'foo'"),
     (["sigma=0"], "sigma must be a finite number > 0 (got 0.0)"),
     (["lam=-1"], "lam must be a finite number > 0 (got -1.0)"),
-    (["learner.sigma=-2"], "learner 'pkawv_taylor': sigma must be a finite number > 0 (got -2)"),
+    (["learner.sigma=-2"], "learner 'pkawv_taylor': sigma must be a finite number > 0 (got -2.0)"),
     (["n=0"], "n must be an integer >= 1 (got 0)"),
     (["block=0"], "block must be an integer >= 1"),
     (["M=5", "dataset.d=22"], "pkawv_taylor: d=22, M=5 gives 80,730 Taylor features"),
@@ -386,6 +386,10 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     m = only_run(results_root).manifest()
     assert m.status == "failed" and "No space left on device" in m.error and m.rounds >= 1000
     np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m.rounds + 1))  # two parts
+    too_long = OSError(36, "File name too long", "x.csv")
+    monkeypatch.setattr("okl.config.plan", lambda *a, **k: (_ for _ in ()).throw(too_long))
+    code, _, err = okl_run(*FAST)  # an OSError elsewhere is not the results root's: the file and what the system said
+    assert code == 2 and err == "okl-run: error: x.csv: File name too long\n"
 
 
 def test_a_defect_while_writing_the_last_rows_leaves_a_failed_manifest(okl_run, results_root, monkeypatch):

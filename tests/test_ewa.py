@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from helpers import play_blocks, play_loop, stream
+from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners import LEARNERS
 
@@ -171,3 +172,7 @@ def test_the_runs_seed_draws_the_experts_that_set_none():
     pinned = [experts[0], {**experts[1], "seed": 7}]
     assert [e.params.seed for e in played(1, pinned)[0].experts] == [1, 7]
     assert "seed" not in identity(zero.params) and identity(one.params)["seed"] == 1
+    # experts that draw nothing (the default PKAWV-Taylor grid): one run at every seed, one id
+    assert identity(LEARNERS.get("ewa")(3, seed=1).params) == identity(LEARNERS.get("ewa")(3).params)
+    with pytest.raises(ConfigError, match=r"^ewa's expert 1 \(fogd\): learner 'fogd': loss 'hinge' is a loss of"):
+        LEARNERS.get("ewa")(3, experts=[experts[0], {**experts[1], "loss": "hinge"}]).check_task("regression")

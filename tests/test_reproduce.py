@@ -3,7 +3,6 @@ the whole path runs on short prefixes (--smoke), failures are isolated, bad inpu
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
@@ -254,11 +253,11 @@ def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, cap
     planning its runs): here it only has to reach the report."""
     planning = "Planning the largest preset: timed by its own test."
     monkeypatch.setattr(bench_cli, "planning", lambda: planning)
-    out = tmp_path / "bench"
-    code, stdout, _ = call(
-        lambda: bench_cli.main(["bench_synthetic", "bench_polk", "--smoke", "--out", str(out)]), capsys
-    )
+    monkeypatch.chdir(tmp_path)  # no --out: a smoke section goes to figures/bench/smoke/, never to figures/bench/
+    out = tmp_path / "figures" / "bench" / "smoke"
+    code, stdout, _ = call(lambda: bench_cli.main(["bench_synthetic", "bench_polk", "--smoke"]), capsys)
     assert code == 0, stdout
+    assert not list((tmp_path / "figures" / "bench").glob("*.md"))
     text = (out / "BENCHMARKS.md").read_text()
     assert f"\n{planning}\n" in text
     row = next(line for line in text.splitlines() if line.startswith("| synthetic | pkawv_taylor2 |"))
@@ -266,8 +265,6 @@ def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, cap
     assert (out / "bench_polk.png").exists()
     assert "| multidist | polk | polk | 0 |" in text  # --smoke: one seed, one repeat
     _per_round_lines(text)
-    smoke, real = (argparse.Namespace(out=None, smoke=s) for s in (True, False))  # no --out: never the benchmarks'
-    assert bench_cli.default_out(smoke) == Path("figures/bench/smoke") and bench_cli.default_out(real).name == "bench"
 
 
 def _per_round_lines(text: str) -> None:

@@ -165,6 +165,9 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     elsewhere = {("e", arm): runs for (_, arm), runs in _seeded({"a": [v + 0.1 for v in spread], "b": spread}).items()}
     mixed = claim.verdict(_seeded(noisy) | elsewhere, {}, Tolerance())
     assert mixed.status == "fails" and mixed.unresolved == ("on d",)  # a part resolved against it: a failure
+    absent = dataclasses.replace(parse(order, "t"), datasets=("d", "gone"))  # a part with no runs: named, not a fail
+    partial = Claim("§1", "a beats b", checks=(absent,)).verdict(_seeded(noisy), {}, Tolerance())
+    assert (partial.status, partial.where) == ("not resolved", "not run on gone")
     worse = {"a": [v + 0.1 for v in spread], "b": spread}
     found = [claim.verdict(_seeded(worse), {}, Tolerance())]
     line = report.failing(artefact, found)[0]
@@ -690,6 +693,9 @@ def test_the_scoreboard_keeps_okls_experiments_out_of_the_papers_totals_and_list
     assert rows["**all 1 of the paper's**"].endswith("| 3 | 3 | 1 | 0 | 1 | 1 | 0 | 0 |")
     failing, unresolved = board.split("Failing claims:")[1].split("Claims our seeds do not resolve")
     assert "- a fail" in failing and "a tie" not in failing and "- a tie" in unresolved
+    own = catalog.load("pkawv_fig2_synthetic")  # its lines in those lists are marked too
+    found = [checks.Verdict("fails", "n", failed=("on d",)) for _ in own.claims]
+    assert report.failing(own, found)[0].startswith("pkawv_fig2_synthetic (okl's experiment): “")
 
 
 def test_an_ablation_at_the_majority_class_rate_brackets_nothing():
@@ -705,7 +711,7 @@ def test_an_ablation_at_the_majority_class_rate_brackets_nothing():
     deviation = catalog.Deviation("the step", id="step", ablation=("a_step", "a"), brackets=True)
     artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), reported=rows, deviations=(deviation,))
     claim = catalog._with_ablations(claim, artefact)
-    for ablation, explained in ((10.0, False), (9.8, True)):
+    for ablation, explained in ((10.0, False), (12.0, False), (9.8, True)):  # 12: worse than the majority class
         ours = {("d", "a"): [Cell(0, [9.3] * 100, y=labels)], ("d", "a_step"): [Cell(0, [ablation] * 100, y=labels)]}
         got = claim.verdict(ours, reported, Tolerance())
         assert got.status == "fails" and bool(got.causes) == explained, ablation

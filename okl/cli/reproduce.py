@@ -10,8 +10,8 @@ Examples::
     okl-reproduce pros_n_kons_table1 --seeds 10   # more seeds than the preset's
     okl-reproduce --all --no-run                  # the report again from the runs there, nothing played
 
-Every claim of an artefact is checked over its runs and gets a verdict (holds, partly, fails, not run, not
-checkable) with the numbers that decided it; the scoreboard of the verdicts opens REPRODUCTION.md and is
+Every claim of an artefact is checked over its runs and gets a verdict (holds, partly, fails, not resolved, not
+run, not checkable) with the numbers that decided it; the scoreboard of the verdicts opens REPRODUCTION.md and is
 printed at the end.
 
 Complete runs are reused (the same run directories ``okl-run -m experiment=<name>`` writes). An artefact

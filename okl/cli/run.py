@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from pathlib import Path
 
 from okl.cli import command
 from okl.system import pin_blas_threads
@@ -78,10 +79,10 @@ def _task(cfg) -> float:
         print(outcome.summary(plan), flush=True)
         if outcome.status == "failed":
             raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
-    except OklError as exc:
+    except (OklError, OSError) as exc:
         if multirun:  # Hydra names the failing job's overrides, then main() prints the message
             raise
-        _fail(str(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
+        _fail(describe(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
     if outcome.status == "interrupted" or outcome.unfinished:
         raise Interrupted(outcome.signum)
     return outcome.average_loss
@@ -134,13 +135,26 @@ def describe(exc: BaseException) -> str:
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
         return _first_line(exc) + (f": {_first_line(cause)}" if cause else "")
-    if isinstance(exc, OSError) and exc.filename:  # Hydra making a sweep's folder under the results root (a run's
+    if isinstance(exc, OSError) and _under_results(exc.filename):  # Hydra making a sweep's folder there (a run's
         # own writes say so in the runner: okl.runner.lifecycle.unwritable)
         return (
             f"cannot write {exc.filename}: {exc.strerror or exc}; set OKL_RESULTS (or sink.root) to a writable folder "
             "with free space"
         )
+    if isinstance(exc, OSError) and exc.filename:  # a file of the user's, named with what the system said
+        return f"{exc.filename}: {exc.strerror or exc}"
     return f"internal error: {type(exc).__name__}: {_first_line(exc)} (set OKL_DEBUG=1 for the traceback)"
+
+
+def _under_results(filename: object) -> bool:
+    """Whether ``filename`` is the results root (``sink.root=`` on the command line, else $OKL_RESULTS, else
+    results/) or lies under it."""
+    if not filename:
+        return False
+    given = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("sink.root=")]
+    root = Path(given[-1] if given else os.environ.get("OKL_RESULTS", "results")).expanduser().absolute()
+    path = Path(os.fsdecode(filename)).expanduser().absolute()
+    return path == root or root in path.parents
 
 
 def _unquoted_path(allowed: str) -> str:

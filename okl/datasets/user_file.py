@@ -292,8 +292,8 @@ def _chunks(
         if columns != numbered and all(parsers.is_float(c) for c in columns):
             raise ConfigError(
                 f"dataset.target: the first line of {path.name} holds numbers ({', '.join(columns[:4])}...), not a "
-                f"header: a {fmt.upper()} needs a header line naming its columns (or save it as .npy and give the "
-                "target's column index)"
+                f"header: a {fmt.upper()} needs a header line naming its columns (if this is one, rename its "
+                "columns; or save the file as .npy and give the target's column index)"
             )
         if target is None or target not in columns:
             what = "name the target column" if target is None else f"no column {target!r} in the header"

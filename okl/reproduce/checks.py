@@ -421,9 +421,10 @@ def constant_error(cell: Cell) -> float | None:
 
 
 def _learns_nothing(cells: Sequence[Cell], error: float) -> bool:
-    """Whether runs whose mean % error is ``error`` score as the majority class does (within 1% of its rate)."""
+    """Whether runs whose mean % error is ``error`` do no better than the majority class (within 1% of its rate, or
+    worse)."""
     rate = constant_error(cells[0]) if cells else None
-    return rate is not None and abs(error - rate) <= 0.01 * rate
+    return rate is not None and error >= 0.99 * rate
 
 
 def marking(claims: Sequence[Claim], metric: str, default: Tolerance | None) -> Tolerance | None:
@@ -711,9 +712,9 @@ def combine(parts: Sequence[tuple[Check, Outcome]]) -> Verdict:
     if statuses == {"holds"} and not missing:
         return Verdict("holds", numbers)
     if statuses == {"fails"}:
-        noise = set(unresolved) == set(failed) and not causes and not missing  # every part: within our seeds' noise
-        status = "not resolved" if noise else "fails"
-        return Verdict(status, numbers, failed=failed, causes=causes, unresolved=unresolved)
+        noise = set(unresolved) == set(failed) and not causes  # every part that ran: within our seeds' noise
+        where = f"not run {', '.join(missing)}" if missing else ""
+        return Verdict("not resolved" if noise else "fails", numbers, where, failed, causes, unresolved)
     held = [_part(c, o) for c, o in ran if o.status == "holds"]
     where = "holds " + ", ".join(held) if held else "no part holds in full"
     where += f"; not run {', '.join(missing)}" if missing else ""

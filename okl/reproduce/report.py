@@ -143,7 +143,7 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
         own = [
             f"{c.metric} {tol.describe()}"
             for c in claim.checks
-            if isinstance(c, Paper) and (tol := c.tolerance(artefact.tolerance)) != artefact.tolerance
+            if isinstance(c, Paper) and (tol := c.tolerance(artefact.tolerance)) != (artefact.tolerance or Tolerance())
         ]
         judged = f" [judged {'; '.join(own)}]" if own else ""
         line = f"- {claim.text} ({claim.source}){judged} — {verdict.line()}"
@@ -212,7 +212,8 @@ def failing(artefact: Artefact, found: list[Verdict], status: str = "fails") -> 
             )
             own = _own(paper, verdict)
             theirs = f" (the paper's own numbers: {own.status})" if own else ""
-            out.append(f"{artefact.name}: “{text}” — {numbers} — {why}{theirs}")
+            name = artefact.name + (" (okl's experiment)" if artefact.own else "")
+            out.append(f"{name}: “{text}” — {numbers} — {why}{theirs}")
     return out
 
 

@@ -100,7 +100,8 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
                 outcome = Outcome(previous.status, previous.rounds, previous.average_loss, run, skipped=True)
-                if (was := previous.config.get("checkpoints")) != plan.run.checkpoints:  # its held-out scores
+                was = previous.config.get("checkpoints")
+                if was != plan.run.checkpoints and run.scored:  # its held-out scores
                     outcome.kept = f"played with checkpoints={was}, not {plan.run.checkpoints}"
                 learner = _final_learner(run, previous, plan)
             else:

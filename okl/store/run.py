@@ -169,6 +169,11 @@ class RunDir:
         return np.ascontiguousarray(X), table["y"].to_numpy()
 
     # held-out scores --------------------------------------------------------------------------
+    @property
+    def scored(self) -> bool:
+        """Whether the run wrote held-out scores (``test.parquet``: a dataset with a test set)."""
+        return (self.path / TEST).exists()
+
     def heldout(self) -> pa.Table | None:
         """The held-out scores at checkpoints (``t``, ``test_loss``, ``model_size``, ``seconds``), or None."""
         path = self.path / TEST

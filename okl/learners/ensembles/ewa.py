@@ -39,7 +39,7 @@ Example: The weights move to the better expert:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -81,16 +81,27 @@ class EWA(BlockLearner):
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
-        self.experts = []
+        self.experts, seeded = [], False
         for spec in self.expert_configs():
             spec = dict(spec)
             cls = LEARNERS.get(spec.pop("name"))
-            if "seed" in {f.name for f in fields(cls.Params)}:
-                spec.setdefault("seed", self.params.seed)
+            if "seed" in {f.name for f in fields(cls.Params)} and "seed" not in spec:
+                spec["seed"], seeded = getattr(self.params, "seed", 0), True
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
             self.experts.append(cls(d, horizon=horizon, **spec))
         self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
+        if not seeded and getattr(self.params, "seed", 0):  # no expert draws with the run's seed: one run (one id)
+            self.params = replace(self.params, seed=0)
+
+    def check_task(self, task: str) -> None:
+        """ewa's own loss, and each expert's, must fit the task."""
+        super().check_task(task)
+        for i, expert in enumerate(getattr(self, "experts", ())):  # (Raker's code variant keeps none)
+            try:
+                expert.check_task(task)
+            except ConfigError as exc:
+                raise ConfigError(f"ewa's expert {i} ({expert.name}): {exc}") from None
 
     def require_memory(self, rounds: int) -> None:
         """Each expert's check: an expert keeps its whole state (omkl's support vectors grow with the rounds)."""
