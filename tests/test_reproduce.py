@@ -123,8 +123,9 @@ def test_smoke_draws_every_available_artefact_and_reuses_its_runs(mirror, result
         assert not_checkable == sum(not c.checks for c in artefact.claims)
         assert artefact.name not in skipped or not_run == claims - not_checkable
         assert ("(okl's experiment)" in counts[artefact.name]) == artefact.own
-        assert sum(line.startswith(f"- {artefact.name}: “") for line in failing.splitlines()) == fails
-        assert sum(line.startswith(f"- {artefact.name}: “") for line in unresolved.splitlines()) == not_resolved
+        named = (f"- {artefact.name}: “", f"- {artefact.name} (okl's experiment): “")
+        assert sum(line.startswith(named) for line in failing.splitlines()) == fails
+        assert sum(line.startswith(named) for line in unresolved.splitlines()) == not_resolved
     for total in (line for line in board.splitlines() if "**all" in line):  # the paper's figures only
         paper = total.split(" | ")[0].strip("| ")
         figures = [a for a in catalog.all_artefacts() if a.paper == paper and not a.own]

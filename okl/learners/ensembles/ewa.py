@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from okl.errors import ConfigError
-from okl.learners.base import LEARNERS, BlockLearner, register
+from okl.learners.base import LEARNERS, BlockLearner, Learner, register
 from okl.learners.ensembles.weights import normalised
 from okl.losses import TRAINING, training_value
 from okl.params import ADDED
@@ -95,11 +95,13 @@ class EWA(BlockLearner):
             self.params = replace(self.params, seed=0)
 
     def check_task(self, task: str) -> None:
-        """ewa's own loss, and each expert's, must fit the task."""
+        """ewa's own loss, and each expert's, must not be a loss of labels on a regression stream (the rule of
+        :meth:`Learner.check_task`; an expert's own further rules, such as dual_sgd's losses per task, are its
+        standalone runs', not ewa's)."""
         super().check_task(task)
         for i, expert in enumerate(getattr(self, "experts", ())):  # (Raker's code variant keeps none)
             try:
-                expert.check_task(task)
+                Learner.check_task(expert, task)
             except ConfigError as exc:
                 raise ConfigError(f"ewa's expert {i} ({expert.name}): {exc}") from None
 
