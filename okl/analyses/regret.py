@@ -113,12 +113,9 @@ def _inputs(run: RunDir, manifest: Manifest, n: int, y: np.ndarray) -> np.ndarra
         return recorded[0]
     node = dict(manifest.config["dataset"])
     dataset = DATASETS.get(node.pop("name"))(**node)
-    if manifest.data_sha256 is not None and dataset.content_sha256 != manifest.data_sha256:
-        raise DataError(
-            f"the dataset's files hold other content than run {str(run.path)!r} read (sha256 "
-            f"{(dataset.content_sha256 or '')[:12]}, was {manifest.data_sha256[:12]}): rerun it (sink.overwrite=true) "
-            "before scoring"
-        )
+    changed = manifest.data_sha256 and manifest.other_data(dataset.content_sha256, f"run {str(run.path)!r}")
+    if changed:  # (a run from before data_sha256 was recorded: its labels are checked below)
+        raise DataError(f"{changed}: rerun it (sink.overwrite=true) before scoring")
     chunks = list(dataset.head(n)) or [(np.zeros((0, dataset.d)), np.zeros(0))]
     X = np.concatenate([Xc for Xc, _ in chunks]).astype(np.float64)
     y_again = np.concatenate([yc for _, yc in chunks]).astype(np.float64)

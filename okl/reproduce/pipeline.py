@@ -21,6 +21,7 @@ from okl.data.sources import data_dir, mirror_root
 from okl.reproduce import execute, figures, metrics, report, sweep
 from okl.reproduce.catalog import Artefact
 from okl.reproduce.metrics import Finished
+from okl.runner.play import ADVICE
 from okl.store import FINISHED
 
 SMOKE_ROUNDS = 200  # --smoke: rounds per run (the whole path in about a minute), unless the artefact sets its own
@@ -237,7 +238,7 @@ def _stopped(runs: list[sweep.Run], arms: set[str]) -> dict[tuple[str, str], str
     for run in runs:
         manifest = run.plan.run_dir().manifest()
         if run.arm in arms and manifest and manifest.status == "failed":
-            error = manifest.error.split(": check ")[0]  # what happened, without the runner's advice to its user
+            error = manifest.error.removesuffix(f": {ADVICE}")  # what happened, without the runner's advice to its user
             why = f"stopped at round {manifest.rounds + 1:,} (seed {run.seed}): {error}"
             out.setdefault((run.dataset, run.arm), why)
     return out

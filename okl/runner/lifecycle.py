@@ -173,12 +173,8 @@ def _resumable(
         return None, f"block={plan.run.block}, the stopped run used {previous.block}"
     if previous.config.get("checkpoints") != plan.run.checkpoints:
         return None, f"checkpoints={plan.run.checkpoints}, the stopped run used {previous.config.get('checkpoints')}"
-    if previous.data_sha256 != data:
-        was = (previous.data_sha256 or "not recorded")[:12]
-        return (
-            None,
-            f"the dataset's files hold other content than the stopped run read (sha256 {(data or '')[:12]}, was {was})",
-        )
+    if changed := previous.other_data(data, "the stopped run"):
+        return None, changed
     broken = run.broken_part(previous, previous.snapshot["parts"], previous.snapshot["rounds"])
     if broken:
         return None, broken

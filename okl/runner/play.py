@@ -36,6 +36,7 @@ from okl.errors import NumericalError
 from okl.learners.base import Learner
 from okl.store import RoundWriter
 
+ADVICE = "check its step size or regularisation (learner.*)"  # after a non-finite prediction (the report drops it)
 ROUNDS = 256  # block = 1: rounds played one by one before they are scored and recorded together
 ROUNDS_NS = 100_000_000  # ... or fewer, once they took this much learner time (a slow learner's timeout stays prompt)
 
@@ -145,8 +146,7 @@ def play(
         position.learner_ns += int(spent[keep - 1]) if keep else 0
         if keep < m:
             raise NumericalError(
-                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite "
-                f"loss: check its step size or regularisation (learner.*)"
+                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite loss: {ADVICE}"
             )
         if position.t in position.checkpoints:
             writer.checkpoint(**heldout.score(plan, position.t))

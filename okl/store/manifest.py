@@ -66,6 +66,14 @@ class Manifest:
     report: dict[str, Any] = field(default_factory=dict)
     analyses: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def other_data(self, now: str | None, reader: str) -> str | None:
+        """Why the dataset's files, whose content sha256 is ``now``, are not the ones ``reader`` (this run) read; None
+        when they are."""
+        if now == self.data_sha256:
+            return None
+        was = (self.data_sha256 or "not recorded")[:12]
+        return f"the dataset's files hold other content than {reader} read (sha256 {(now or '')[:12]}, was {was})"
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         """The record of a run.json's content; a key that is not a field is an analysis's entry."""
