@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -57,6 +58,24 @@ class Study:
     seed: int = 0
     name: str | None = None
     root: Path = field(default_factory=lambda: Path("results"))
+
+    @functools.cached_property
+    def window(self) -> tuple[int, int | None]:
+        """The user's stream in the file: its ``dataset.skip`` and ``dataset.length`` (None: to the end), composed once
+        per study (every trial's run and the report read it)."""
+        dataset = compose_config(list(self.overrides)).dataset
+        if "skip" not in dataset:
+            raise ConfigError(
+                f"--prefix needs a dataset with dataset.skip and dataset.length (the real datasets, dataset=file); "
+                f"{dataset.name} has none"
+            )
+        skip, length = dataset.skip or 0, dataset.length
+        if length is not None and length <= self.prefix:
+            raise ConfigError(
+                f"--prefix {self.prefix} leaves no rounds of dataset.length={length} to report on: give a shorter "
+                "--prefix"
+            )
+        return skip, length
 
     @property
     def study_name(self) -> str:
@@ -162,7 +181,7 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     say(f"best of {len(states)} trials ({states.count('PRUNED')} pruned): {best} -> {optuna_study.best_value:.6g}")
     report = [_play(study, best, seed, report=True) for seed in range(study.seeds)]
     mean = sum(report) / len(report)
-    skip, length = _window(study)
+    skip, length = study.window
     rest = "" if length is None else f", dataset.length={length - study.prefix}"
     where = f"dataset.skip={skip + study.prefix}{rest}"
     say(f"report on the rest of the stream ({where}), {study.seeds} seed(s): {mean:.6g}")
@@ -221,7 +240,7 @@ def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig
     user's stream starts (``dataset.skip``, 0 by default), the report the rest of the user's stream (to its
     ``dataset.length``, if set), so that no round of the report was seen by a trial (a report that skipped ``prefix``
     rows from the file's start replayed rounds the trials had tuned on when the user set ``dataset.skip``)."""
-    skip, length = _window(study)
+    skip, length = study.window
     if report:
         rest = "null" if length is None else length - study.prefix
         protocol = [f"dataset.skip={skip + study.prefix}", f"dataset.length={rest}"]
@@ -235,19 +254,3 @@ def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig
         "progress=false",
     ]
     return compose_config(overrides)
-
-
-def _window(study: Study) -> tuple[int, int | None]:
-    """The user's stream in the file: its ``dataset.skip`` and ``dataset.length`` (None: to the end)."""
-    dataset = compose_config(list(study.overrides)).dataset
-    if "skip" not in dataset:
-        raise ConfigError(
-            f"--prefix needs a dataset with dataset.skip and dataset.length (the real datasets, dataset=file); "
-            f"{dataset.name} has none"
-        )
-    skip, length = dataset.skip or 0, dataset.length
-    if length is not None and length <= study.prefix:
-        raise ConfigError(
-            f"--prefix {study.prefix} leaves no rounds of dataset.length={length} to report on: give a shorter --prefix"
-        )
-    return skip, length

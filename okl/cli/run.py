@@ -151,8 +151,10 @@ def _under_results(filename: object) -> bool:
     results/) or lies under it."""
     if not filename:
         return False
+    from okl.results import default_root  # (an error's path: pandas is not imported for a run)
+
     given = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("sink.root=")]
-    root = Path(given[-1] if given else os.environ.get("OKL_RESULTS", "results")).expanduser().absolute()
+    root = (Path(given[-1]) if given else default_root()).expanduser().absolute()
     path = Path(os.fsdecode(filename)).expanduser().absolute()
     return path == root or root in path.parents
 

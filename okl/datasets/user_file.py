@@ -232,13 +232,13 @@ def _cached(
     meta, d = cache.read_meta(directory), None
     if width is not None and (meta is None or meta["d"] < width):
         wide = directory.with_name(f"{sha[:20]}-{fmt}-{tag}-d{width}-v{cache.VERSION}")
-        if cache.read_meta(wide) is not None:
-            directory, meta = wide, cache.read_meta(wide)
+        if (widened := cache.read_meta(wide)) is not None:
+            directory, meta = wide, widened
         elif meta is not None or (d := _libsvm_dimension(path)) < width:
             directory, meta, d = wide, None, width
     if meta is None:
         _parse(path, sha, fmt, target, directory, d)
-    part = cache.CachedPart(directory, cache.read_meta(directory))
+    part = cache.CachedPart(directory, meta or cache.read_meta(directory))
     part.check()
     return part
 

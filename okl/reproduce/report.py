@@ -140,13 +140,13 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     out = ["", f"What {artefact.paper} states, checked over {runs}{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
         theirs = artefact.on_paper(claim)
-        own = [
+        tolerances = [
             f"{c.metric} {tol.describe()}"
             for c in claim.checks
             if isinstance(c, Paper) and (tol := c.tolerance(artefact.tolerance)) != (artefact.tolerance or Tolerance())
         ]
-        judged = f" [judged {'; '.join(own)}]" if own else ""
-        line = f"- {claim.text} ({claim.source}){judged} — {verdict.line()}"
+        its_own = f" [judged {'; '.join(tolerances)}]" if tolerances else ""
+        line = f"- {claim.text} ({claim.source}){its_own} — {verdict.line()}"
         line += _explained(artefact, claim, verdict, theirs)
         own = _own(theirs, verdict)
         out.append(line + (f"; the paper's own numbers: {own.line()}" if own else ""))
