@@ -202,8 +202,8 @@ def test_a_report_holding_other_artefacts_is_never_cut_down_to_the_ones_drawn_he
     assert code == 0 and "kept" not in text and "](figures/pkawv_taylor_convergence.png)" in text
     Path("BENCHMARKS.md").write_text("# Benchmarks\n\n## bench_polk: x\n\n## bench_casp: y\n")
     out = Path("figures/bench")
-    assert report.target(Path("BENCHMARKS.md"), out, ["bench_polk"], catalog.BENCH)[0] == out / "BENCHMARKS.md"
-    assert report.target(Path("BENCHMARKS.md"), out, ["bench_polk", "bench_casp"], catalog.BENCH)[1] == ""
+    assert report.target(None, Path("BENCHMARKS.md"), out, ["bench_polk"], catalog.BENCH)[0] == out / "BENCHMARKS.md"
+    assert report.target(None, Path("BENCHMARKS.md"), out, ["bench_polk", "bench_casp"], catalog.BENCH)[1] == ""
 
 
 def test_no_run_draws_nothing_new_and_says_what_is_missing(results_root, tmp_path, capsys):

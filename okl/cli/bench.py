@@ -69,10 +69,9 @@ def main(argv: list[str] | None = None) -> None:
     out = default_out(args)
     out.mkdir(parents=True, exist_ok=True)
     repeats = 1 if args.smoke else args.repeats
-    path, note = args.report, ""
-    if path is None:
-        path = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
-        path, note = report.target(path, out, [c.name for c in cases], catalog.BENCH, "okl-bench with no NAME")
+    default = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
+    names = [c.name for c in cases]
+    path, note = report.target(args.report, default, out, names, catalog.BENCH, "okl-bench with no NAME")
     if note:
         print(note)
     try:

@@ -98,10 +98,8 @@ def _reproduce(artefacts, args) -> int:
 
     out = args.out or Path("figures/smoke" if args.smoke else "figures")
     out.mkdir(parents=True, exist_ok=True)
-    path, note = args.report, ""
-    if path is None:
-        path = out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")
-        path, note = report.target(path, out, [a.name for a in artefacts])
+    default = out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")
+    path, note = report.target(args.report, default, out, [a.name for a in artefacts])
     if note:
         print(note)
     options = Options.make(

@@ -376,12 +376,19 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
 
 
 def target(
-    default: Path, out: Path, selected: list[str], names: tuple[str, ...] = ORDER, whole: str = "--all"
+    given: Path | None,
+    default: Path,
+    out: Path,
+    selected: list[str],
+    names: tuple[str, ...] = ORDER,
+    whole: str = "--all",
 ) -> tuple[Path, str]:
-    """Where to write the report: ``default`` (./REPRODUCTION.md or ./BENCHMARKS.md), unless it holds sections of
-    artefacts that this run neither plays nor finds under ``out`` (a fresh checkout's committed report, whose
-    figures/ directory is not in git): rebuilt from ``out`` alone it would lose them, so the report goes to ``out``
-    instead, and the returned note says so (else "")."""
+    """Where to write the report: ``given`` (--report) as it is; else ``default`` (./REPRODUCTION.md or
+    ./BENCHMARKS.md), unless it holds sections of artefacts that this run neither plays nor finds under ``out`` (a
+    fresh checkout's committed report, whose figures/ directory is not in git): rebuilt from ``out`` alone it would
+    lose them, so the report goes to ``out`` instead, and the returned note says so (else "")."""
+    if given is not None:
+        return given, ""
     if not default.exists():
         return default, ""
     held = [line.split(":", 1)[0][3:] for line in default.read_text().splitlines() if line.startswith("## ")]
