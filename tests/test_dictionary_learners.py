@@ -810,8 +810,13 @@ def test_con_kons_carried_alpha_and_reset_are_figure_1_with_their_a_at_each_chan
     ours = learner.predict_learn_block(X, y)
     reference, _ = _figure_1_with_a_explicit(learner, X, y, carry)
     assert learner.restarts > learner.model_size > 50  # and a change whose point is spanned
-    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-10)
-    np.testing.assert_allclose(play_loop(LEARNERS.get("con_kons")(2, **keys), X, y), ours, rtol=1e-9, atol=1e-10)
+    # roundoff grows over the rounds (reset, loop against blocks, numpy 2.4.6 / OpenBLAS 0.3.31: 3e-13 by round 300,
+    # 1.2e-10 by round 1,000; 1e-10 failed on that BLAS though it passed on an earlier one): tight on the first 300
+    # rounds, looser on all, both far below the 0.01 that separates the two readings
+    loop = play_loop(LEARNERS.get("con_kons")(2, **keys), X, y)
+    for played in (ours, loop):
+        np.testing.assert_allclose(played[:300], reference[:300], rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(played, reference, rtol=1e-7, atol=1e-8)
     other = LEARNERS.get("con_kons")(2, **{**keys, "carry": "reset" if carry == "alpha" else "alpha"})
     assert np.abs(other.predict_learn_block(X, y) - ours).max() > 0.01
 
