@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,8 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
             values = {**values, f.name: bool(value)}
         elif f.type in ("float", "float | None") and type(value) is int:  # sigma=1 and sigma=1.0: one run, one id
             values = {**values, f.name: float(value)}
+        elif f.type == "tuple[float, ...]" and isinstance(value, Sequence) and not isinstance(value, str):
+            values = {**values, f.name: tuple(float(v) if type(v) is int else v for v in value)}  # [1, 10]: [1.0, 10.0]
     try:
         return schema(**values)
     except ConfigError as exc:

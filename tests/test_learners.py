@@ -554,6 +554,9 @@ def test_a_whole_number_for_a_real_key_is_the_same_run_as_its_float():
     ints, floats = (LEARNERS.get("fogd")(3, sigma=s, eta=e, D=10) for s, e in ((1, 2), (1.0, 2.0)))
     assert json.dumps(identity(ints.params)) == json.dumps(identity(floats.params))
     assert type(ints.params.sigma) is float and type(ints.params.D) is int
+    ints, floats = (LEARNERS.get("raker")(3, sigma2=s) for s in ([0.1, 1, 10], (0.1, 1.0, 10.0)))  # a list of σ²
+    assert json.dumps(identity(ints.params)) == json.dumps(identity(floats.params))
+    assert [type(s) for s in ints.params.sigma2] == [float] * 3
 
 
 @pytest.mark.parametrize("name", ["fogd", "fsgd", "nogd", "rbf_ogd", "kons", "ewa"])
