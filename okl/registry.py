@@ -82,7 +82,9 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
             values = {**values, f.name: bool(value)}
         elif f.type in ("float", "float | None") and type(value) is int:  # sigma=1 and sigma=1.0: one run, one id
             values = {**values, f.name: float(value)}
-        elif f.type == "tuple[float, ...]" and isinstance(value, Sequence) and not isinstance(value, str):
+        elif f.type == "tuple[float, ...]" and f.name in values:
+            if not isinstance(value, Sequence) or isinstance(value, str):
+                raise ConfigError(f"{kind} {key!r}: {f.name} takes a list of numbers, e.g. [{value}] (got {value!r})")
             values = {**values, f.name: tuple(float(v) if type(v) is int else v for v in value)}  # [1, 10]: [1.0, 10.0]
     try:
         return schema(**values)

@@ -248,6 +248,13 @@ BAD_INPUTS = [
     (["dataset=file", "dataset.path=d,v2.csv"], "add -m to run one job per value (okl-run -m dataset.path=d,v2.csv)"),
     (["dataset=file", "dataset.path=d,v2.csv"], "; or quote a path that holds a comma: 'dataset.path=\"my,file.csv\"'"),
     (["learner=fogd,nogd", "sink.root=/tmp/a,b"], "(okl-run -m learner=fogd,nogd)"),
+    # "internal error: TypeError: 'int' object is not iterable", "...: ValueError: Config group override must be..."
+    (["learner=raker", "learner.sigma2=1"], "learner 'raker': sigma2 takes a list of numbers, e.g. [1] (got 1)"),
+    (["learner=null"], "learner=null: a config group takes one of its names, not null (okl-run --help lists them)"),
+    (
+        ["dataset.target=température"],
+        "; quote a value that holds letters other than a-z: dataset.target='\"température\"'",
+    ),
 ]
 
 

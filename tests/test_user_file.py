@@ -144,6 +144,7 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
         ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
         ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
         ("a,y\n", {"target": "y"}, DataError, r"data.csv: the file holds no rows of data$"),
+        ("y\n1\n2\n", {"target": "y"}, DataError, r"data.csv: no feature columns besides the target: okl learns"),
         (  # a file without a header: its first row was read as one, "no column 3 (its columns: 10, 20, 30)"
             "10,20,30\n4,5,6\n",
             {"target": 3},
@@ -165,6 +166,14 @@ def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, 
     with pytest.raises(error, match=message) as raised:
         from_file(path, **keys)
     assert "\n" not in str(raised.value)
+
+
+def test_an_npz_of_python_objects_is_a_one_line_error(tmp_path, no_data):
+    """numpy refuses to unpickle it when the array is read (not when the file is opened): "internal error"."""
+    path = tmp_path / "objects.npz"
+    np.savez(path, X=np.array([[1, "a"]], dtype=object), y=np.ones(1))
+    with pytest.raises(DataError, match=r"objects.npz: not a readable npz file \(Object arrays cannot be loaded"):
+        from_file(path)
 
 
 def test_files_as_other_tools_write_them(tmp_path, no_data):
@@ -193,6 +202,26 @@ def test_files_as_other_tools_write_them(tmp_path, no_data):
     stream = stream_of(train, test_path=str(test))[0]
     np.testing.assert_array_equal(stream.test_set()[0], zeros)
     assert stream.d == 3
+
+
+def test_headers_as_people_write_them(tmp_path, no_data):
+    """Two targets whose names differ only in a space ("a b", "a_b") shared one cache and the second ran on the
+    first's column; a UTF-8 header was read as latin-1 (target 'température' absent: "its columns: tempÃ©rature");
+    spaces around the names (" a , y ") named the header's columns a and y and pandas' " a " and " y " ("no column
+    'y'; its columns are  a ,  y "). Each reads the column asked for, with the names written."""
+    frame = pd.DataFrame({"x": X[:, 0], "a b": Y, "a_b": X[:, 1], "température": X[:, 2]})
+    path = tmp_path / "names.csv"
+    path.write_bytes(frame.to_csv(index=False).encode("utf-8"))
+    for target in ("a b", "a_b", "température", "a b"):  # each a cache of its own, read again
+        stream, _, ys = stream_of(path, target=target)
+        np.testing.assert_array_equal(ys, frame[target].to_numpy())
+        assert stream.features == [c for c in frame.columns if c != target]
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text(" a , y , b \n" + "\n".join(f"{u} , {v} ,{w}" for u, v, w in X) + "\n")
+    stream, Xs, ys = stream_of(spaced, target="y")
+    np.testing.assert_array_equal(ys, X[:, 1])
+    np.testing.assert_array_equal(Xs, X[:, [0, 2]])
+    assert stream.features == ["a", "b"]
 
 
 def test_a_libsvm_pair_takes_the_wider_files_features_and_a_later_plan_reads_no_text(tmp_path, no_data, monkeypatch):

@@ -123,6 +123,9 @@ def describe(exc: BaseException) -> str:
             hint = "; quote a value that contains '=' (a run directory): key='\"value\"'"
         elif path := _unquoted_path(","):
             hint = f"; quote a path with spaces, '~', brackets or other special characters: '{path}=\"...\"'"
+        elif unicode := next((a for a in sys.argv[1:] if "=" in a and not a.isascii() and "'" not in a), ""):
+            key, _, value = unicode.partition("=")
+            hint = f"; quote a value that holds letters other than a-z: {key}='\"{value}\"'"
         return f"cannot parse the command line: {_first_line(exc)}{hint}"
     if isinstance(exc, ConfigCompositionException) and str(exc).startswith("Ambiguous value for argument"):
         argument = str(exc).split("'")[1] if str(exc).count("'") >= 2 else "..."
@@ -131,6 +134,9 @@ def describe(exc: BaseException) -> str:
         if key.endswith(("path", "root")):
             return f"{_first_line(exc)}: {sweep}; or quote a path that holds a comma: '{key}=\"my,file.csv\"'"
         return f"{_first_line(exc)}: {sweep}"
+    if isinstance(exc, ValueError) and str(exc).startswith("Config group override must be a string or a list"):
+        group = next((a.partition("=")[0] for a in sys.argv[1:] if a.endswith("=null")), "a config group")
+        return f"{group}=null: a config group takes one of its names, not null (okl-run --help lists them)"
     if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):

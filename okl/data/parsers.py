@@ -141,8 +141,9 @@ def _finite(X: np.ndarray, y: np.ndarray, where: Callable[[int], str], name: str
 # Delimited text -------------------------------------------------------------------------------------
 
 
-def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
-    """Chunks of a delimited file; on a malformed record, one line naming it (see :func:`_diagnose`)."""
+def delimited(opener: Opener, fmt: Delimited, name: str, encoding: str = "latin-1", strip: bool = False) -> Chunks:
+    """Chunks of a delimited file; on a malformed record, one line naming it (see :func:`_diagnose`). ``strip``: the
+    header's names without the spaces around them (a user's " a , y " names columns a and y)."""
     import pandas as pd  # here, not at the top: every okl command imports this module, few read text files
 
     used = None if fmt.features is None else [fmt.target, *fmt.features]
@@ -158,7 +159,7 @@ def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
             usecols=used,
             dtype=np.float64,
             chunksize=ROWS,
-            encoding="latin-1",
+            encoding=encoding,
         )
     except pd.errors.EmptyDataError:
         raise DataError(f"{name}: the file holds no records: replace it, or remove it and run okl-data fetch") from None
@@ -167,9 +168,11 @@ def delimited(opener: Opener, fmt: Delimited, name: str) -> Chunks:
             for frame in reader:
                 if not isinstance(frame.index, pd.RangeIndex):  # pandas took a first column as the index
                     raise ValueError("records with one more field than the header")  # located by _diagnose
+                if strip:
+                    frame.columns = [str(c).strip() for c in frame.columns]
                 yield _columns(frame, fmt, name)
     except (ValueError, pd.errors.ParserError) as exc:
-        _diagnose(opener, fmt, name)
+        _diagnose(opener, fmt, name, encoding)
         raise DataError(f"{name}: cannot parse: {str(exc).splitlines()[0]}") from None
 
 
@@ -198,9 +201,9 @@ def _shortest_float32(values: np.ndarray) -> np.ndarray:
     return np.where(exact, single.astype(str).astype(np.float64), values)
 
 
-def _diagnose(opener: Opener, fmt: Delimited, name: str) -> None:
+def _diagnose(opener: Opener, fmt: Delimited, name: str, encoding: str) -> None:
     """Scan the file record by record and raise a DataError for the first malformed one, if any."""
-    with io.TextIOWrapper(opener(), encoding="latin-1", newline="") as text:
+    with io.TextIOWrapper(opener(), encoding=encoding, errors="replace", newline="") as text:
         rows = csv.reader(text, delimiter=fmt.sep)
         header = next(rows, None) if fmt.header else None
         header = header and [column or f"Unnamed: {i}" for i, column in enumerate(header)]  # pandas' names

@@ -227,7 +227,9 @@ def _cached(
         raise ConfigError(f"{key}: no file at {str(path)!r}: give the path of your data file")
     with open(path, "rb") as fh:
         sha = hashlib.file_digest(fh, "sha256").hexdigest()
-    tag = re.sub(r"\W", "_", str(target)) if target is not None else "default"
+    tag = "default" if target is None else re.sub(r"\W", "_", str(target))
+    if target is not None and tag != str(target):  # "a b" and "a_b" are two columns: two caches
+        tag += "-" + hashlib.sha256(str(target).encode()).hexdigest()[:8]
     directory = data / "file" / "cache" / f"{sha[:20]}-{fmt}-{tag}-v{cache.VERSION}"
     meta, d = cache.read_meta(directory), None
     if width is not None and (meta is None or meta["d"] < width):
@@ -238,7 +240,10 @@ def _cached(
             directory, meta, d = wide, None, width
     if meta is None:
         _parse(path, sha, fmt, target, directory, d)
-    part = cache.CachedPart(directory, meta or cache.read_meta(directory))
+    meta = meta or cache.read_meta(directory)
+    if meta["d"] == 0:
+        raise DataError(f"{path}: no feature columns besides the target: okl learns the target from features")
+    part = cache.CachedPart(directory, meta)
     part.check()
     return part
 
@@ -284,7 +289,7 @@ def _chunks(
     name = str(path)
     if fmt in ("csv", "tsv"):
         sep = "," if fmt == "csv" else "\t"
-        columns, skip = _header(path, sep)
+        columns, skip, encoding = _header(path, sep)
         target = None if target is None else str(target)  # a column named 3 is target=3
         # a first line of numbers is a row of data (with target=3, "1,2,3" had become the header and its row was
         # lost), unless it is pandas' header of unnamed columns, 0,1,2...
@@ -299,7 +304,8 @@ def _chunks(
             what = "name the target column" if target is None else f"no column {target!r} in the header"
             raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
         names.extend(c for c in columns if c != target)
-        yield from parsers.delimited(lambda: _past(open_content(path), skip), Delimited(sep=sep, target=target), name)
+        opener = lambda: _past(open_content(path), skip)  # noqa: E731
+        yield from parsers.delimited(opener, Delimited(sep=sep, target=target), name, encoding, strip=True)
     elif fmt == "parquet":
         yield from _parquet(path, target, names)
     elif fmt == "libsvm":
@@ -311,15 +317,20 @@ def _chunks(
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Excel writes before a CSV's header
 
 
-def _header(path: Path, sep: str) -> tuple[list[str], int]:
-    """The header's column names, and the bytes to skip before it (a byte order mark)."""
+def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
+    """The header's column names (without the spaces around them), the bytes to skip before it (a byte order mark)
+    and the file's encoding: UTF-8 where the header reads as UTF-8 (température, not tempÃ©rature), else latin-1."""
     with open_content(path) as fh:
         raw = fh.readline()
     skip = len(BOM) if raw.startswith(BOM) else 0
-    line = raw[skip:].decode("latin-1").rstrip("\r\n")
+    try:
+        line, encoding = raw[skip:].decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        line, encoding = raw[skip:].decode("latin-1"), "latin-1"
+    line = line.rstrip("\r\n")
     if not line:
         raise DataError(f"{path}: the file is empty (a header line and rows of numbers were expected)")
-    return [c.strip().strip('"') for c in line.split(sep)], skip
+    return [c.strip().strip('"').strip() for c in line.split(sep)], skip, encoding
 
 
 def _past(fh, skip: int):
@@ -374,7 +385,10 @@ def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarr
         keys = {k.lower(): k for k in loaded.files}
         if not {"x", "y"} <= set(keys):
             raise DataError(f"{path}: an .npz needs arrays X and y (it holds {', '.join(loaded.files)})")
-        X, y = loaded[keys["x"]], loaded[keys["y"]]
+        try:
+            X, y = loaded[keys["x"]], loaded[keys["y"]]
+        except ValueError as exc:  # an array of Python objects (text, mixed types), which okl never unpickles
+            raise DataError(f"{path}: not a readable npz file ({str(exc).splitlines()[0]})") from None
     else:
         if loaded.ndim != 2 or loaded.shape[1] < 2:
             raise DataError(f"{path}: an .npy must hold a 2-D array with the target as one column")
