@@ -64,6 +64,21 @@ def test_a_null_setting_is_a_setting_of_its_own_never_averaged_with_a_set_one(ok
     assert summary["learner.eta"].isna().sum() == 1 and summary.average_loss_std.isna().all()
 
 
+def test_okl_results_tables_that_were_tracebacks(okl_run, results_root, capsys):
+    """Two λ that agree to 6 digits were one label, and the pivot failed ("Index contains duplicate entries"); --by
+    with dataset keys alone left no row key (IndexError), and --by learner planned_rounds labelled every column ""."""
+    assert okl_run("-m", "learner=pkrr_taylor", "lam=0.12345671,0.12345674", "n=100", "progress=false")[0] == 0
+    code, out, _ = call(lambda: results_cli.main([]), capsys)
+    assert code == 0 and "| pkrr_taylor | 0.12345671 |" in out and "| pkrr_taylor | 0.12345674 |" in out
+    code, out, _ = call(lambda: results_cli.main(["--by", "dataset"]), capsys)
+    assert code == 0 and out.splitlines()[2] == "| runs of | synthetic |"
+    assert out.splitlines()[4].startswith("| every learner | ") and out.splitlines()[4].endswith(
+        " s (2 runs, 1 seed) |"
+    )
+    code, out, _ = call(lambda: results_cli.main(["--by", "learner", "planned_rounds"]), capsys)
+    assert code == 0 and out.splitlines()[2] == "| learner | rounds=100 |"
+
+
 def test_summaries_read_no_rounds(sweep, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a round file was read")

@@ -107,6 +107,8 @@ def markdown(table: pd.DataFrame, metric: str) -> str:
     columns = [c for c in groups if c == "dataset" or c.startswith("dataset.") or c == "planned_rounds"]
     rows = [c for c in groups if c not in columns]
     cells = table.assign(cell=[_cell(r, metric) for r in table.to_dict("records")])
+    if not rows:  # --by dataset alone: one row, the datasets its columns
+        rows, cells["runs of"] = ["runs of"], "every learner"
     cells[rows] = cells[rows].map(_text)
     cells["column"] = [_column(r, columns) for r in cells.to_dict("records")] if columns else metric
     wide = cells.pivot(index=rows, columns="column", values="cell").reset_index().fillna("—")
@@ -118,10 +120,15 @@ def markdown(table: pd.DataFrame, metric: str) -> str:
 
 
 def _column(row: dict, columns: list[str]) -> str:
-    """A dataset's column: its name, and its settings that vary, as ``casp [length=5000, rounds=1000]``."""
-    settings = [f"{c.removeprefix('dataset.').replace('planned_', '')}={_text(row[c])}" for c in columns[1:]]
+    """A dataset's column: its name, and its settings that vary, as ``casp [length=5000, rounds=1000]`` (the
+    settings alone where ``dataset`` is not among the columns)."""
+    settings = [
+        f"{c.removeprefix('dataset.').replace('planned_', '')}={_text(row[c])}" for c in columns if c != "dataset"
+    ]
+    if "dataset" not in row:
+        return ", ".join(settings)
     settings = [s for s in settings if not s.endswith("=—")]
-    return row.get("dataset", "") + (f" [{', '.join(settings)}]" if settings else "")
+    return row["dataset"] + (f" [{', '.join(settings)}]" if settings else "")
 
 
 def _cell(row: dict, metric: str) -> str:
@@ -138,6 +145,6 @@ def _text(value: object) -> str:
     """A setting as a cell: — when the run has no such setting, integers without their .0."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else f"{value:.6g}"
+    if isinstance(value, float):  # every digit it has: two settings that agree to 6 digits are two rows
+        return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
