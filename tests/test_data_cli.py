@@ -59,6 +59,20 @@ def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_the_cache(o
     assert "SUSY.csv.gz: data row 12 holds nan" in err and str(cache) in err and "missing-value" not in err
 
 
+def test_fetch_parses_a_damaged_cache_again(okl_data, okl_run, no_data, monkeypatch):
+    """okl-data fetch said "sha256 ok" over a cache with a flipped byte, and every run then refused it."""
+    write_susy(no_data, monkeypatch)
+    assert okl_data("fetch", "susy")[0] == 0
+    x = no_data / "susy" / "cache" / "all-v2" / "x.bin"
+    intact = x.read_bytes()
+    x.write_bytes(intact[:100] + bytes([intact[100] ^ 1]) + intact[101:])
+    assert okl_run("dataset=susy", "progress=false", "n=10")[0] == 2
+    code, out, _ = okl_data("fetch", "susy")
+    assert code == 0 and "susy/all: " in out and "x.bin: its content changed since it was parsed" in out
+    assert "parsed again" in out and x.read_bytes() == intact
+    assert okl_run("dataset=susy", "progress=false", "n=10")[0] == 0
+
+
 def test_verify_names_a_file_that_differs_from_the_catalog(okl_data, no_data):
     (no_data / "casp").mkdir(parents=True)
     (no_data / "casp" / "CASP.csv").write_text('"RMSD","F1"\n1,2\n')

@@ -68,12 +68,23 @@ def _list(specs, data, mirror) -> int:
 
 
 def _fetch(specs, data, mirror) -> int:
+    """Each part downloaded (or found), parsed into its cache and its cache's bytes checked: a damaged cache (a
+    flipped bit) is parsed again, where it was reported ready and every run then refused it."""
+    import shutil
+
     from okl.data import cache
+    from okl.errors import DataError
 
     for spec in specs:
         for part in spec.parts:
             start = time.perf_counter()
             directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
+            try:
+                cache.check_content(directory, cache.read_meta(directory))
+            except DataError as exc:
+                print(f"{spec.name}/{part.name}: {exc.args[0].partition(': remove')[0]}: parsed again")
+                shutil.rmtree(directory)
+                directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
             meta = cache.read_meta(directory)
             files = ", ".join(
                 f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]
