@@ -96,6 +96,24 @@ def test_the_content_is_the_identity_not_the_path(tmp_path, no_data, composed):
     assert run_id(path) != first
 
 
+def test_one_column_of_an_npy_is_one_run_and_an_npz_takes_no_target(tmp_path, no_data, composed):
+    """dataset.target=3, =-1 and none named the same column of a 4-column .npy under three run ids (three columns of
+    okl-results); an .npz ran with dataset.target=foo ignored, under an id of its own."""
+    path = write(tmp_path / "data.npy", "npy")
+
+    def run_id(*target):
+        return config.plan(composed("dataset=file", f"dataset.path={path}", *target)).run_id
+
+    last = {run_id(), run_id("dataset.target=3"), run_id("dataset.target=-1")}
+    first = {run_id("dataset.target=0"), run_id("dataset.target=-4")}
+    assert len(last) == len(first) == 1 and last != first
+    _, Xs, ys = stream_of(path, target=-4)
+    np.testing.assert_array_equal(ys, X[:, 0])
+    for fmt in ("npz", "libsvm"):
+        with pytest.raises(ConfigError, match=r"^dataset.target: an? .* holds its labels as .*; drop dataset.target$"):
+            from_file(write(tmp_path / f"data.{fmt}", fmt), target="foo")
+
+
 @pytest.mark.parametrize("parts", [None, ["train"]])
 def test_a_held_out_fraction_is_the_last_rows(tmp_path, no_data, parts):
     """dataset.parts=[train] (the stream named as it is by default) keeps the held-out rows (it dropped them)."""
@@ -261,7 +279,7 @@ def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_pa
 
 
 def test_runs_whose_setting_differs_in_type_export_to_parquet(okl_run, results_root, tmp_path, no_data, capsys):
-    """dataset.target=4 (a column of a .npy) beside dataset.target=y (a CSV's): okl-results export ended in a
+    """dataset.target=0 (a column of a .npy) beside dataset.target=y (a CSV's): okl-results export ended in a
     traceback (pyarrow: "Expected bytes, got a 'int' object"); the column is now text, nulls kept."""
     import pandas as pd
     from conftest import call
@@ -270,13 +288,13 @@ def test_runs_whose_setting_differs_in_type_export_to_parquet(okl_run, results_r
 
     np.save(tmp_path / "data.npy", np.column_stack([X, Y]))
     csv = write(tmp_path / "data.csv", "csv")
-    for path, target in ((tmp_path / "data.npy", X.shape[1]), (csv, "y")):
+    for path, target in ((tmp_path / "data.npy", 0), (csv, "y")):
         code, _, err = okl_run("dataset=file", f"dataset.path={path}", f"dataset.target={target}", "progress=false")
         assert code == 0, err
     code, out, err = call(lambda: results_cli.main(["export"]), capsys)
     assert code == 0 and "Traceback" not in err, err
     table = pd.read_parquet(results_root / "runs.parquet")
-    assert sorted(table["dataset.target"]) == sorted([str(X.shape[1]), "y"])
+    assert sorted(table["dataset.target"]) == ["0", "y"]
     from okl.tracking import _one_type_per_column
 
     mixed = pd.DataFrame({"sigma": pd.Series([1, 1.5, None], dtype=object), "b": [True, "x", None]})

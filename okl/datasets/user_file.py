@@ -73,6 +73,10 @@ SUFFIXES = {
     ".txt": "libsvm",
 }
 TASKS = ("auto", "regression", "binary", "multiclass")
+OWN_LABELS = {  # the formats whose files say which values are the labels
+    "npz": "an .npz holds its labels as the array y",
+    "libsvm": "a LIBSVM file holds its labels as the first field of each line",
+}
 MAX_CLASSES = 100  # integer labels 0..C-1 with more classes are read as a regression target
 ROWS = 1 << 16  # rows per chunk of the array formats
 
@@ -116,7 +120,12 @@ class UserFile(FileDataset):
             )
         data = data_dir(p.data_dir)
         fmt = _format(p.format, p.path, "dataset.path")
+        if p.target is not None and fmt in OWN_LABELS:  # it was ignored, under a run id of its own
+            raise ConfigError(f"dataset.target: {OWN_LABELS[fmt]}; drop dataset.target")
         train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
+        if fmt == "npy" and p.target is not None:  # target=3, =-1 and none are one column of a 4-column array: one id
+            index = int(p.target) % (train.meta["d"] + 1)
+            p = dataclasses.replace(p, target=None if index == train.meta["d"] else str(index))
         held = None
         if p.test_path:  # its own format (an .npz beside a CSV); a LIBSVM pair's absent last features are zeros
             test_fmt = _format(p.format, p.test_path, "dataset.test_path")
