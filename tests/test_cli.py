@@ -481,3 +481,6 @@ def test_a_complete_run_asked_for_other_checkpoints_says_it_kept_its_own(okl_run
     code, out, _ = okl_run(*keys, "checkpoints=10")
     assert code == 0 and "(played with checkpoints=5, not 10: sink.overwrite=true plays it again)" in out
     assert okl_run(*keys, "checkpoints=5")[1].rstrip().endswith("(sink.overwrite=true to redo it)")
+    # block is outside the id of a learner whose numbers do not depend on it: block=1's per-round timings were asked
+    code, out, _ = okl_run(*keys, "checkpoints=5", "block=1")
+    assert code == 0 and "(played with block=256, not 1 (numbers equal to roundoff, timings not): sink." in out

@@ -100,9 +100,13 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
             previous = run.manifest()
             if previous and _done(previous, plan) and not plan.sink.overwrite:
                 outcome = Outcome(previous.status, previous.rounds, previous.average_loss, run, skipped=True)
-                was = previous.config.get("checkpoints")
+                was, kept = previous.config.get("checkpoints"), []
                 if was != plan.run.checkpoints and run.scored:  # its held-out scores
-                    outcome.kept = f"played with checkpoints={was}, not {plan.run.checkpoints}"
+                    kept.append(f"checkpoints={was}, not {plan.run.checkpoints}")
+                if previous.block is not None and previous.block != plan.run.block:  # outside the id: its timings
+                    block = f"block={previous.block}, not {plan.run.block}"
+                    kept.append(f"{block} (numbers equal to roundoff, timings not)")
+                outcome.kept = f"played with {'; '.join(kept)}" if kept else None
                 learner = _final_learner(run, previous, plan)
             else:
                 outcome, learner = _played(plan, run, previous, progress, observe), plan.learner
