@@ -71,6 +71,12 @@ def test_errors_name_pythons_keywords_not_okl_runs_keys():
     with pytest.raises(ConfigError) as info:
         model.learn_one({"a": 1.0}, True)
     assert str(info.value) == "fsgd: loss=multi_hinge does not fit binary datasets; set loss=square, hinge or logistic"
+    # horizon=-1 ended in "math domain error" at the first sample and 0 was taken; y=None in a bare TypeError
+    for horizon in (-1, 0, 2.5):
+        with pytest.raises(ConfigError, match=rf"^horizon must be an integer >= 1 \(got {horizon}\)$"):
+            Regressor("fogd", horizon=horizon)
+    with pytest.raises(ValueError, match=r"^okl.river: learn_one takes a number as y \(got None\)$"):
+        Regressor("fogd", horizon=10).learn_one({"a": 1.0}, None)
 
 
 def test_a_feature_outside_the_order_warns_once_with_the_fix():

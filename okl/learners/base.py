@@ -99,6 +99,8 @@ class Learner(ABC):
 
     def __init__(self, d: int, *, horizon: int | None = None, **params: Any) -> None:
         integer_at_least("d", d, 1)
+        if horizon is not None:  # the rounds a step like 1/√n is set for ("math domain error" at -1, 0 accepted)
+            integer_at_least("horizon", horizon, 1)
         self.d = int(d)
         self.horizon = horizon
         self.params = build_params("learner", self.name or type(self).__name__, self.Params, params)

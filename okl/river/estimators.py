@@ -58,6 +58,7 @@ from okl import riverlib
 from okl.errors import ConfigError, OklError
 from okl.learners import LEARNERS, Learner
 from okl.losses import BINARY_OF, MULTICLASS
+from okl.validation import integer_at_least
 
 riverlib.require()
 
@@ -92,6 +93,8 @@ class _Adapter(base.Estimator):
         horizon: int | None = None,
         **params: Any,
     ) -> None:
+        if horizon is not None:  # the learner is built at the first sample: its keywords are checked here
+            integer_at_least("horizon", horizon, 1)
         self.learner = learner
         self.features = None if features is None else tuple(features)
         self.horizon = horizon
@@ -162,7 +165,11 @@ class Regressor(_Adapter, base.Regressor):
     task = "regression"
 
     def learn_one(self, x: dict, y: float) -> None:
-        self._learn(x, float(y))
+        try:
+            target = float(y)
+        except (TypeError, ValueError):
+            raise ValueError(f"okl.river: learn_one takes a number as y (got {y!r})") from None
+        self._learn(x, target)
 
     def predict_one(self, x: dict) -> float:
         return self._score(x)
