@@ -194,6 +194,28 @@ def test_an_npz_of_python_objects_is_a_one_line_error(tmp_path, no_data):
         from_file(path)
 
 
+def test_a_libsvm_file_too_wide_to_make_dense_is_refused_before_it_is_parsed(tmp_path, no_data, monkeypatch):
+    """100 rows with an index of 9,940,267 were made dense as they were parsed: 7.4 GiB, a MemoryError ("internal
+    error") under a memory limit, or that much written to the data directory."""
+    from collections import namedtuple
+
+    from okl.errors import ResourceError
+
+    path = tmp_path / "wide.svm"
+    path.write_text("1 3:1 9940267:1\n" + "0 1:0.5 2:1\n" * 99)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda where: usage(2**40, 2**40 - 2**32, 2**32))  # 4 GiB free
+    with pytest.raises(
+        DataError, match=r"wide.svm: 100 rows × d = 9,940,267 take 7.4 GiB dense, more than the 4.0 GiB"
+    ):
+        from_file(path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda where: usage(2**42, 0, 2**41))
+    monkeypatch.setattr("okl.system.available_memory", lambda: 2**30)
+    with pytest.raises(ResourceError, match=r"wide.svm: a block of its rows, dense \(d = 9,940,267\): 7.4 GiB, more"):
+        from_file(path)
+    assert not any((no_data / "file" / "cache").glob("*/x.bin"))  # nothing written
+
+
 def test_files_as_other_tools_write_them(tmp_path, no_data):
     """A CSV with UTF-8's byte order mark (as Excel saves it: "no column 'y' (its columns: ï»¿y, a, b)"), a column
     named by a number, an .npz held-out file beside a CSV (it was parsed as CSV), and a LIBSVM held-out file whose

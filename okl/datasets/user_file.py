@@ -49,6 +49,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from okl import system
 from okl.data import cache, parsers
 from okl.data.catalog import Delimited, Part, Spec
 from okl.data.sources import data_dir, open_content
@@ -263,6 +264,9 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
     names: list[str] = []  # the feature columns' names, where the format has them
     try:
         tmp.mkdir(parents=True)
+        if fmt == "libsvm":
+            d = d or _libsvm_dimension(path)
+            _dense_fits(path, d, tmp)
         rows, d, dtypes, arrays = cache.write_arrays(_chunks(path, fmt, target, names, d), tmp)
         if rows == 0:
             raise DataError(f"{path}: the file holds no rows of data")
@@ -374,15 +378,38 @@ def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple
 
 def _libsvm_dimension(path: Path) -> int:
     """The largest feature index of a LIBSVM file (its d): one pass over its text."""
-    largest = 0
+    return _libsvm_shape(path)[1]
+
+
+def _libsvm_shape(path: Path) -> tuple[int, int]:
+    """The lines and the largest feature index (d) of a LIBSVM file: one pass over its text."""
+    largest, lines = 0, 0
     with open_content(path) as fh:
         for block in iter(lambda: fh.read(parsers.BLOCK), b""):
+            lines += block.count(b"\n")
             found = re.findall(rb"(\d+):", block)
             if found:
                 largest = max(largest, max(map(int, found)))
     if largest == 0:
         raise DataError(f"{path}: no 'index:value' pairs: not a LIBSVM/SVMlight file (set dataset.format)")
-    return largest
+    return lines, largest
+
+
+def _dense_fits(path: Path, d: int, where: Path) -> None:
+    """Refuse a LIBSVM file whose rows, made dense (okl's learners read dense inputs), would not fit the data
+    directory's free space, or one block of its text, so made, the memory: 100 rows with an index of 9,940,267 took
+    7.4 GiB, and ended in a MemoryError."""
+    lines, _ = _libsvm_shape(path)
+    dense = max(lines, 1) * d * 8
+    free = shutil.disk_usage(where).free
+    advice = "keep fewer features (hashing, a projection) before okl reads the file"
+    if dense > free:
+        raise DataError(
+            f"{path}: {lines:,} rows × d = {d:,} take {dense / 2**30:,.1f} GiB dense, more than the "
+            f"{free / 2**30:,.1f} GiB free in {where}: {advice}"
+        )
+    per_block = dense * min(1.0, parsers.BLOCK / max(1, path.stat().st_size))
+    system.require_memory(int(per_block), f"{path}: a block of its rows, dense (d = {d:,})", advice)
 
 
 def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
