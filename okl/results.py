@@ -209,6 +209,13 @@ def summary(
         raise ConfigError(f"no column {missing[0]!r} in the runs; choose among: {known}")
     numeric = sorted(c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and not c.endswith("seed"))
     wrong = [m for m in metrics if m not in numeric]
+    if wrong and wrong[0] in table.columns and table[wrong[0]].isna().all():  # killed before its first part
+        raise ConfigError(f"metric {wrong[0]!r} has no value in the {len(table)} runs matched: none has rounds saved")
+    if wrong == ["regret"] or wrong[:1] == ["regret"]:
+        raise ConfigError(
+            "no run matched was scored against a comparator: `okl-regret RUN_DIR` scores a run, or okl-run "
+            "comparator=krr plays one scored"
+        )
     if wrong:
         what = "not a number" if wrong[0] in table.columns else "not a column"
         raise ConfigError(f"metric {wrong[0]!r} is {what} in the runs; choose a numeric one: {', '.join(numeric)}")

@@ -1,6 +1,8 @@
 """Results at sweep scale: one row per run from the manifests alone, summaries over seeds grouped by the
 settings a sweep varies, rounds read with column and row push-down, and the okl-results table."""
 
+import json
+
 import numpy as np
 import pyarrow.dataset
 import pyarrow.parquet
@@ -179,9 +181,24 @@ def test_a_run_with_a_damaged_manifest_is_named_when_left_out(okl_run, results_r
     (damaged.path / "run.json").write_text('{"status": "compl')
     code, out, err = call(lambda: results_cli.main([]), capsys)
     assert code == 0 and "| pkrr_taylor |" in out and "| fogd |" not in out
-    assert err == (
+    warning = (
         f"okl-results: warning: {damaged.path}: its run.json is not a readable manifest, so the run is left out: "
         "re-run it (okl-run plays it again), or remove the directory\n"
     )
+    assert err == warning
+    code, out, err = call(lambda: results_cli.main(["export"]), capsys)  # it printed Python's warning and its line
+    assert code == 0 and err == warning
+    # no run scored: "metric 'regret' is not a column" named no way to score one; --figures without --mlflow did nothing
+    code, out, err = call(lambda: results_cli.main(["--metric", "regret"]), capsys)
+    assert code == 2 and err.startswith(warning + "okl-results: error: no run matched was scored against a comparator")
+    code, out, err = call(lambda: results_cli.main(["export", "--figures", "figures"]), capsys)
+    assert code == 2 and err.rstrip().endswith(
+        "--figures attaches each artefact's figure to its runs in MLflow: add --mlflow"
+    )
+    (killed,) = find(results_root, learner="pkrr_taylor")  # as a run killed before its first part: no loss yet
+    manifest = json.loads((killed.path / "run.json").read_text())
+    (killed.path / "run.json").write_text(json.dumps({**manifest, "status": "running", "average_loss": None}))
+    code, out, err = call(lambda: results_cli.main(["--all"]), capsys)  # it said "is not a number in the runs"
+    assert code == 2 and "error: metric 'average_loss' has no value in the 1 runs matched: none has rounds saved" in err
     with pytest.warns(results.SkippedRun, match="run.json is not a readable manifest"):
         assert set(results.runs().learner) == {"pkrr_taylor"}

@@ -20,9 +20,11 @@ when no finished run matches.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -51,8 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     from okl.errors import OklError
 
     try:
-        with warnings.catch_warnings(record=True) as skipped:
-            warnings.simplefilter("always", results.SkippedRun)
+        with _skipped_runs_said():
             table = results.summary(
                 args.root,
                 by=args.by,
@@ -61,8 +62,6 @@ def main(argv: list[str] | None = None) -> None:
                 learner=args.learner,
                 dataset=args.dataset,
             )
-        for warning in skipped:
-            print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
         if table.empty:
             where = args.root or results.default_root()
             raise OklError(f"no finished run under {str(where)!r} matches; run okl-run first, or pass --all")
@@ -86,18 +85,37 @@ def export(argv: list[str]) -> None:
     )
     parser.add_argument("--figures", type=Path, help="with --mlflow: attach each drawn artefact's figure (figures/)")
     args = parser.parse_args(argv)
+    if args.figures is not None and args.mlflow is None:  # it was ignored
+        parser.error("--figures attaches each artefact's figure to its runs in MLflow: add --mlflow")
 
     from okl import tracking
     from okl.errors import OklError
 
     try:
-        print(f"runs table: {tracking.write_runs_table(args.root, args.format)}")
-        if args.mlflow is not None:
-            logged, there = tracking.to_mlflow(args.root, args.mlflow or None, args.figures)
-            print(f"MLflow: {logged} runs logged, {there} already there")
+        with _skipped_runs_said():
+            print(f"runs table: {tracking.write_runs_table(args.root, args.format)}")
+            if args.mlflow is not None:
+                logged, there = tracking.to_mlflow(args.root, args.mlflow or None, args.figures)
+                print(f"MLflow: {logged} runs logged, {there} already there")
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+@contextlib.contextmanager
+def _skipped_runs_said() -> Iterator[None]:
+    """Each run the results could not read (okl.results.SkippedRun) said in one line, not as Python's warning with
+    its source line."""
+    from okl import results
+
+    with warnings.catch_warnings(record=True) as skipped:
+        warnings.simplefilter("always", results.SkippedRun)
+        try:
+            yield
+        finally:
+            for warning in skipped:
+                if issubclass(warning.category, results.SkippedRun):
+                    print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
 
 
 def markdown(table: pd.DataFrame, metric: str) -> str:
