@@ -1,5 +1,7 @@
 """Errors a user can act on. The command line prints their message as one line, without traceback."""
 
+import re
+
 
 class OklError(Exception):
     """Base class: the message says what to change."""
@@ -29,3 +31,10 @@ class Interrupted(KeyboardInterrupt):
 
 class NumericalError(OklError):
     """A learner produced a non-finite prediction (e.g. a step size that diverges)."""
+
+
+def in_python_words(exc: Exception, group: str) -> Exception:
+    """``exc`` with the command line's ``group.key`` words as a Python call's keywords ``key=`` (``set learner.eta``
+    becomes ``set eta=``), for the errors of okl's Python entry points (okl.river, okl.datasets.from_file)."""
+    words = re.sub(rf"\b{group}\.(\w+): ", r"\1: ", str(exc))  # "dataset.target: no column" names the keyword
+    return type(exc)(re.sub(rf"\b{group}\.(\w+)=?", r"\1=", words))

@@ -78,7 +78,7 @@ def test_the_task_comes_from_the_labels(tmp_path, no_data):
     np.testing.assert_array_equal(ys, classes)
     stream = from_file(write(tmp_path / "r.csv", "csv", y=classes), target="y", task="regression")
     assert stream.task == "regression"
-    with pytest.raises(DataError, match="dataset.task=binary needs two distinct labels; the file has 4"):
+    with pytest.raises(DataError, match="task=binary needs two distinct labels; the file has 4"):
         from_file(tmp_path / "m.csv", target="y", task="binary")
 
 
@@ -110,7 +110,7 @@ def test_one_column_of_an_npy_is_one_run_and_an_npz_takes_no_target(tmp_path, no
     _, Xs, ys = stream_of(path, target=-4)
     np.testing.assert_array_equal(ys, X[:, 0])
     for fmt in ("npz", "libsvm"):
-        with pytest.raises(ConfigError, match=r"^dataset.target: an? .* holds its labels as .*; drop dataset.target$"):
+        with pytest.raises(ConfigError, match=r"^target: an? .* holds its labels as .*; drop target=$"):
             from_file(write(tmp_path / f"data.{fmt}", fmt), target="foo")
 
 
@@ -130,11 +130,9 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
     path = write(tmp_path / "data.csv", "csv")
     copy = tmp_path / "copy.csv"
     copy.write_bytes(path.read_bytes())
-    with pytest.raises(ConfigError, match=r"^dataset.test_path holds the same rows as dataset.path: .*test_fraction"):
+    with pytest.raises(ConfigError, match=r"^test_path= holds the same rows as path: .*test_fraction"):
         from_file(path, target="y", test_path=str(copy))
-    with pytest.raises(
-        ConfigError, match=r"^dataset.test_parts=\[train\] is also streamed \(dataset.parts=\[train\]\)"
-    ):
+    with pytest.raises(ConfigError, match=r"^test_parts=\[train\] is also streamed \(parts=\[train\]\)"):
         from_file(path, target="y", test_fraction=0.2, test_parts=["train"])
 
 
@@ -145,19 +143,19 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
             None,
             {"target": "y"},
             ConfigError,
-            r"^dataset.path: no file at '.*nope.csv': give the path of your data file$",
+            r"^path: no file at '.*nope.csv': give the path of your data file$",
         ),
         (
             "a,b,y\n1,2,3\n",
             {"target": "z"},
             ConfigError,
-            r"^dataset.target: no column 'z' in the header of data.csv \(its columns: a, b, y\)$",
+            r"^target: no column 'z' in the header of data.csv \(its columns: a, b, y\)$",
         ),
         (
             "a,b,y\n1,2,3\n",
             {},
             ConfigError,
-            r"^dataset.target: name the target column of data.csv \(its columns: a, b, y\)$",
+            r"^target: name the target column of data.csv \(its columns: a, b, y\)$",
         ),
         ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
         ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
@@ -167,13 +165,13 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
             "10,20,30\n4,5,6\n",
             {"target": 3},
             ConfigError,
-            r"^dataset.target: the first line of data.csv holds numbers \(10, 20, 30...\), not a header: a CSV needs",
+            r"^target: the first line of data.csv holds numbers \(10, 20, 30...\), not a header: a CSV needs",
         ),
         (  # and where the target names one of those numbers, the first row was the header and lost, silently
             "1,2,3\n4,5,6\n7,8,9\n",
             {"target": 3},
             ConfigError,
-            r"^dataset.target: the first line of data.csv holds numbers \(1, 2, 3...\), not a header: a CSV needs",
+            r"^target: the first line of data.csv holds numbers \(1, 2, 3...\), not a header: a CSV needs",
         ),
     ],
 )
@@ -184,6 +182,15 @@ def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, 
     with pytest.raises(error, match=message) as raised:
         from_file(path, **keys)
     assert "\n" not in str(raised.value)
+
+
+def test_errors_from_python_name_its_keywords(tmp_path, no_data):
+    """from_file(..., foo=1) said "unknown key dataset.foo", okl-run's words; okl.river says foo= already."""
+    path = write(tmp_path / "data.csv", "csv")
+    with pytest.raises(ConfigError, match=r"^unknown key foo= for dataset 'file'; its keys are: "):
+        from_file(path, target="y", foo=1)
+    with pytest.raises(ConfigError, match=r"^target: no column 'z' in the header of data.csv"):
+        list(iter_file(path, target="z"))
 
 
 def test_an_npz_of_python_objects_is_a_one_line_error(tmp_path, no_data):

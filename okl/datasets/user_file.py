@@ -55,7 +55,7 @@ from okl.data.catalog import Delimited, Part, Spec
 from okl.data.sources import data_dir, open_content
 from okl.datasets.base import register
 from okl.datasets.real import FileDataset, FileParams
-from okl.errors import ConfigError, DataError
+from okl.errors import ConfigError, DataError, OklError, in_python_words
 from okl.registry import LOCAL, build_params
 from okl.validation import one_of
 
@@ -179,8 +179,11 @@ class UserFile(FileDataset):
 def from_file(path: str | Path, **keys) -> UserFile:
     """The stream of a file, from Python: ``from_file("mydata.csv", target="y", x_scale="standardize")``
     (the keys of ``dataset=file``); ``chunks()`` yields its (X, y) in bounded pieces."""
-    stream = UserFile(path=str(path), **keys)
-    stream.open()
+    try:
+        stream = UserFile(path=str(path), **keys)
+        stream.open()
+    except OklError as exc:  # "unknown key dataset.foo": the keywords of this call
+        raise in_python_words(exc, "dataset") from None
     return stream
 
 

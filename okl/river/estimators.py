@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
@@ -55,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from okl import riverlib
-from okl.errors import ConfigError, OklError
+from okl.errors import ConfigError, OklError, in_python_words
 from okl.learners import LEARNERS, Learner
 from okl.losses import BINARY_OF, MULTICLASS
 from okl.validation import integer_at_least
@@ -78,7 +77,7 @@ def _python_words() -> Iterator[None]:
 
 def _in_python_words(exc: Exception) -> Exception:
     """``exc`` with its ``learner.key`` words as ``key=`` (see :func:`_python_words`)."""
-    return type(exc)(re.sub(r"\blearner\.(\w+)=?", r"\1=", str(exc)))
+    return in_python_words(exc, "learner")
 
 
 class _Adapter(base.Estimator):
