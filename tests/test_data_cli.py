@@ -73,6 +73,15 @@ def test_fetch_parses_a_damaged_cache_again(okl_data, okl_run, no_data, monkeypa
     assert okl_run("dataset=susy", "progress=false", "n=10")[0] == 0
 
 
+def test_the_offline_message_names_the_mirrors_file_and_a_missing_mirror_is_said(okl_data, okl_run, no_data, tmp_path):
+    """cpusmall's first source is LIBSVM's file, which the mirror does not hold: the message named
+    cpusmall/cpusmall; and a --mirror that is no folder was listed as the mirror, silently."""
+    code, _, err = okl_run("dataset=cpusmall", "dataset.download=false", "progress=false")
+    assert code == 2 and err.rstrip().endswith("a folder holding cpusmall/227_cpu_small.tsv.gz")
+    code, out, _ = okl_data("--mirror", str(tmp_path / "nowhere"), "list")
+    assert code == 0 and out.splitlines()[0].endswith("nowhere (no such folder: nothing is read from it)")
+
+
 def test_verify_names_a_file_that_differs_from_the_catalog(okl_data, no_data):
     (no_data / "casp").mkdir(parents=True)
     (no_data / "casp" / "CASP.csv").write_text('"RMSD","F1"\n1,2\n')

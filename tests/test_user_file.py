@@ -193,6 +193,18 @@ def test_errors_from_python_name_its_keywords(tmp_path, no_data):
         list(iter_file(path, target="z"))
 
 
+def test_a_file_of_another_format_than_said_and_a_folder_are_one_line_errors(tmp_path, no_data):
+    """A CSV as format=npy offered numpy's "load it unsafely using allow_pickle"; an .npy as format=csv listed its
+    binary header as the columns; a folder was "cannot tell the format"."""
+    csv, npy = write(tmp_path / "data.csv", "csv"), write(tmp_path / "data.npy", "npy")
+    with pytest.raises(DataError, match=r"data.csv: not a readable npy file \(not NumPy's format: check format=\)"):
+        from_file(csv, format="npy")
+    with pytest.raises(DataError, match=r"data.npy: a binary file, not CSV text: check format=$"):
+        from_file(npy, format="csv", target="y")
+    with pytest.raises(ConfigError, match=r"^path: '.*' is a folder: give the path of your data file$"):
+        from_file(tmp_path)
+
+
 def test_an_npz_of_python_objects_is_a_one_line_error(tmp_path, no_data):
     """numpy refuses to unpickle it when the array is read (not when the file is opened): "internal error"."""
     path = tmp_path / "objects.npz"

@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
 def _list(specs, data, mirror) -> int:
     from okl.data import cache
 
-    print(f"data dir {data}; mirror {mirror or '(none: set OKL_DATA_MIRROR)'}")
+    found = "" if mirror is None or mirror.is_dir() else " (no such folder: nothing is read from it)"
+    print(f"data dir {data}; mirror {mirror or '(none: set OKL_DATA_MIRROR)'}{found}")
     print(f"{'dataset':13} {'task':10} {'rows':>10} {'d':>4}  {'preset':11} parts")
     for spec in specs:
         states = [f"{part.name}: {cache.part_state(spec, part.name, data, mirror)}" for part in spec.parts]

@@ -115,7 +115,9 @@ def on_disk(spec: Spec, data: Path, mirror: Path | None) -> bool:
 
 
 def offline(spec: Spec, part: str, why: str = "") -> DataError:
-    file = next(s for s in spec.part(part).sources if s.files[0].mirror or s.files[0].urls).files[0]
+    sources = spec.part(part).sources  # the mirror's copy where a source has one (cpusmall's LIBSVM file has none)
+    file = next((s for s in sources if s.files[0].mirror), None) or next(s for s in sources if s.files[0].urls)
+    file = file.files[0]
     where = file.mirror or f"{spec.name}/{file.name}"
     return DataError(
         f"dataset {spec.name!r} is not available offline{why}: run `okl-data fetch {spec.name}` when online, "

@@ -200,6 +200,8 @@ def iter_file(path: str | Path, **keys) -> Iterator[tuple[dict[str, float], floa
 
 def _format(fmt: str, path: str, key: str) -> str:
     """``dataset.format``, else the format of ``path`` (the value of ``key``) by its suffix."""
+    if Path(path).expanduser().is_dir():
+        raise ConfigError(f"{key}: {path!r} is a folder: give the path of your data file")
     if fmt != "auto":
         return fmt
     suffixes = [s.lower() for s in Path(path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
@@ -339,6 +341,8 @@ def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
     with open_content(path) as fh:
         raw = fh.readline()
     skip = len(BOM) if raw.startswith(BOM) else 0
+    if b"\x00" in raw:  # an .npy, a Parquet file... read as text: its "columns" were its binary header
+        raise DataError(f"{path}: a binary file, not {'CSV' if sep == ',' else 'TSV'} text: check dataset.format")
     try:
         line, encoding = raw[skip:].decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
@@ -418,8 +422,9 @@ def _dense_fits(path: Path, d: int, where: Path) -> None:
 def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     try:
         loaded = np.load(path, mmap_mode="r" if fmt == "npy" else None, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable {fmt} file ({str(exc).splitlines()[0]})") from None
+    except (OSError, ValueError) as exc:  # numpy reads other bytes as a pickle, and offers to unpickle them: never
+        why = "not NumPy's format: check dataset.format" if "pickle" in str(exc) else str(exc).splitlines()[0]
+        raise DataError(f"{path}: not a readable {fmt} file ({why})") from None
     if fmt == "npz":
         keys = {k.lower(): k for k in loaded.files}
         if not {"x", "y"} <= set(keys):
