@@ -258,6 +258,13 @@ BAD_INPUTS = [
 ]
 
 
+def test_multirun_written_after_an_override_sweeps(okl_run, results_root):
+    """okl-run progress=false -m seed=0,1 was argparse's "unrecognized arguments: seed=0,1"."""
+    code, _, err = okl_run("progress=false", "-m", "learner=fogd", "n=50", "seed=0,1")
+    assert code == 0, err
+    assert sorted(results.load(columns=["t"]).seed.unique()) == [0, 1]
+
+
 def test_the_largest_seed_is_a_partition_key_the_results_read_back(okl_run, results_root):
     """seed=2**70 was accepted, and then okl.results.load failed for the whole root (seeds are int64 there)."""
     assert okl_run("learner=fogd", "n=50", "seed=9223372036854775807", "progress=false")[0] == 0

@@ -39,6 +39,7 @@ def main() -> None:
         from okl.compose import main_reads_files_once
 
         okl_sweeper.install()  # -m composes each distinct structure once (okl.compose)
+        _multirun_first()
 
         with main_reads_files_once():
             hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
@@ -51,6 +52,14 @@ def main() -> None:
         if debug:
             raise
         _fail(describe(exc))
+
+
+def _multirun_first() -> None:
+    """``okl-run progress=false -m seed=0,1``: Hydra's parser takes -m before the overrides only, and said
+    "unrecognized arguments: seed=0,1"; -m means the same wherever it is written, so it is moved first."""
+    flags = [a for a in sys.argv[1:] if a in ("-m", "--multirun")]
+    if flags:
+        sys.argv[1:] = [*flags, *(a for a in sys.argv[1:] if a not in flags)]
 
 
 def _fail(message: str, code: int = 2) -> None:
