@@ -132,7 +132,10 @@ def test_verify_checks_every_file_and_reports_unreadable_ones_in_one_line(okl_da
     code, out, err = okl_data("--mirror", str(mirror), "verify", "cod_rna", "ijcnn1", "casp")
     assert code == 1 and err == ""
     unreadable = [line for line in out.splitlines() if "UNREADABLE" in line]
-    assert len(unreadable) == 3 and all("replace it, or remove it and run okl-data fetch" in u for u in unreadable)
+    assert len(unreadable) == 3 and all(u.startswith(("cod_rna/", "ijcnn1/")) for u in unreadable)
+    for line in unreadable:  # the mirror's copies are not okl's to remove: "remove it and run okl-data fetch" was said
+        advice = "replace the mirror's copy" if line.startswith("cod_rna/") else "replace it, or remove it and run okl-"
+        assert advice in line
     assert "casp/all" in out and "MISMATCH" in out and out.endswith("4 problem(s) found\n")
 
 
@@ -208,6 +211,10 @@ def test_list_shows_a_mirror_copy_whose_checksum_differs_as_corrupt(okl_data, ok
     )
     code, _, err = okl_run("dataset=casp", f"dataset.mirror={mirror}", "progress=false")
     assert code == 2 and "CASP.csv.xz: sha256 of its stored bytes is " in err and err.count("\n") == 1
+    # its advice was "remove it and run okl-data fetch": the mirror is not okl's to change
+    assert err.rstrip().endswith(
+        "replace the mirror's copy (okl never writes there), or unset OKL_DATA_MIRROR and okl-data fetch"
+    )
 
 
 def test_a_truncated_file_without_a_published_checksum_is_refused_by_its_row_count(okl_data, okl_run, mirror, tmp_path):

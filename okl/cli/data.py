@@ -99,7 +99,7 @@ def _fetch(specs, data, mirror) -> int:
 
 def _verify(specs, data, mirror) -> int:
     from okl.data import cache
-    from okl.data.sources import content_sha256, find
+    from okl.data.sources import content_sha256, find, in_mirror
     from okl.errors import OklError
 
     bad, checked = 0, 0
@@ -115,6 +115,7 @@ def _verify(specs, data, mirror) -> int:
                         found = content_sha256(located.path, file.member)
                     except OklError as exc:  # empty, truncated, not the format its name says: report, go on
                         bad += 1
+                        exc = in_mirror(exc) if located.origin == "mirror" else exc
                         print(f"{spec.name}/{part.name}: UNREADABLE: {exc}")
                         continue
                     if file.content_sha256 is None:

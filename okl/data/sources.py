@@ -67,11 +67,19 @@ def find(spec: Spec, file: File, data: Path, mirror: Path | None) -> Located | N
 UNREADABLE = (EOFError, OSError, lzma.LZMAError, zlib.error, zipfile.BadZipFile)
 
 
+REPLACE = "replace it, or remove it and run okl-data fetch"  # a file of the data directory
+REPLACE_IN_MIRROR = "replace the mirror's copy (okl never writes there), or unset OKL_DATA_MIRROR and okl-data fetch"
+
+
+def in_mirror(exc: DataError) -> DataError:
+    """``exc`` about a file of the mirror: its advice is the mirror's (removing the file is not okl's to suggest)."""
+    return DataError(str(exc).replace(REPLACE, REPLACE_IN_MIRROR))
+
+
 def unreadable(path: Path, exc: BaseException) -> DataError:
     what = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return DataError(
-        f"{path}: cannot be read ({what}): it is empty, truncated or not the format its name says; "
-        f"replace it, or remove it and run okl-data fetch"
+        f"{path}: cannot be read ({what}): it is empty, truncated or not the format its name says; {REPLACE}"
     )
 
 
@@ -162,7 +170,7 @@ def content_sha256(path: Path, member: str | None = None, name: str | None = Non
 def mismatch(path: Path, what: str, found: str, expected: str) -> DataError:
     return DataError(
         f"{path}: sha256 of its {what} is {found} but the catalog expects {expected}; the file was not used "
-        f"(nothing was deleted): replace it, or remove it and run okl-data fetch"
+        f"(nothing was deleted): {REPLACE}"
     )
 
 
@@ -172,7 +180,7 @@ def check_mirror_copy(located: Located) -> None:
     if located.origin == "mirror" and expected and located.path.name == Path(located.file.mirror or "").name:
         found = sha256_of(located.path)
         if found != expected:
-            raise mismatch(located.path, "stored bytes", found, expected)
+            raise in_mirror(mismatch(located.path, "stored bytes", found, expected))
 
 
 def download(spec: Spec, file: File, data: Path) -> Located:
