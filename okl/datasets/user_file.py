@@ -227,6 +227,11 @@ def _task(task: str, y: np.ndarray, path: str) -> str:
         raise DataError(f"{path}: dataset.task=binary needs two distinct labels; the file has {len(values):,}")
     if task == "multiclass" and not (integer and values[0] >= 0):
         raise DataError(f"{path}: dataset.task=multiclass needs labels 0..C-1 (class indices); the file has others")
+    if task == "multiclass" and values[0] != 0:  # labels 1..C: a class 0 no row has, predicted at first
+        raise DataError(
+            f"{path}: dataset.task=multiclass needs labels 0..C-1 (class indices); the smallest is {values[0]:g}: "
+            f"subtract {values[0]:g} from the labels"
+        )
     return task
 
 
