@@ -251,6 +251,7 @@ BAD_INPUTS = [
     # "internal error: TypeError: 'int' object is not iterable", "...: ValueError: Config group override must be..."
     (["learner=raker", "learner.sigma2=1"], "learner 'raker': sigma2 takes a list of numbers, e.g. [1] (got 1)"),
     (["learner=null"], "learner=null: a config group takes one of its names, not null (okl-run --help lists them)"),
+    (["sink.root=''"], "sink 'parquet': root is empty: give the results folder (default: $OKL_RESULTS, else results/)"),
     (
         ["dataset.target=température"],
         "; quote a value that holds letters other than a-z: dataset.target='\"température\"'",

@@ -80,6 +80,8 @@ def test_the_task_comes_from_the_labels(tmp_path, no_data):
     assert stream.task == "regression"
     with pytest.raises(DataError, match="task=binary needs two distinct labels; the file has 4"):
         from_file(tmp_path / "m.csv", target="y", task="binary")
+    stream, _, ys = stream_of(tmp_path / "m.csv", target="y", task="binary", positive=[2.0])  # was refused: 4 labels
+    assert stream.task == "binary" and ((ys == 1) == (classes == 2)).all() and set(ys) == {-1.0, 1.0}
     # labels 1..4 ran as 5 classes, the first predictions a class 0 that no row has
     with pytest.raises(DataError, match=r"task=multiclass needs labels 0..C-1 .*; the smallest is 1: subtract 1 from"):
         from_file(write(tmp_path / "m1.csv", "csv", y=classes + 1), target="y", task="multiclass")

@@ -140,7 +140,10 @@ class UserFile(FileDataset):
             raise DataError(f"{p.test_path}: {held.meta['d']} features, but {p.path} has {train.meta['d']}")
         self._cached = {"train": train, **({"test": held} if held is not None else {})}
         labels = np.concatenate([part.y for part in self._cached.values()])
-        task = _task(p.task, labels, p.path)
+        if p.task == "binary" and p.positive and len(np.unique(labels)) > 2:  # positive splits the labels in two:
+            task = "multiclass"  # one label set against the rest, as without task= (FileDataset.task); was refused
+        else:
+            task = _task(p.task, labels, p.path)
         self.spec = Spec(
             name="file",
             title=p.path,

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from okl.errors import ConfigError
 from okl.store.files import column, write_table
 from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
@@ -50,6 +51,8 @@ class SinkParams:
     def __post_init__(self) -> None:
         integer_at_least("part_rows", self.part_rows, 1)
         positive("part_seconds", self.part_seconds)
+        if not str(self.root).strip():  # sink.root='' wrote into the current folder, silently
+            raise ConfigError("root is empty: give the results folder (default: $OKL_RESULTS, else results/)")
 
 
 class RoundWriter:
