@@ -137,7 +137,14 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     variants = [inside] + [{**inside, k: c} for k, d in study.space.items() for c in getattr(d, "choices", ())[1:]]
     for values in variants:  # a bad override, any choice, or a prefix that leaves no rest: before any study is stored
         for report in (False, True):
-            config.plan(_composed(study, values, 0, report))
+            try:
+                config.plan(_composed(study, values, 0, report))
+            except ConfigError as exc:  # the report's skip is okl-tune's, not a key the user set
+                if report and "leaves no rows" in str(exc):
+                    raise ConfigError(
+                        f"--prefix {study.prefix} leaves no rows to report on ({exc}): give a shorter --prefix"
+                    ) from None
+                raise
     study.root.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
     base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None

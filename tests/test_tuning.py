@@ -130,3 +130,7 @@ def test_the_report_starts_after_the_trials_rows_within_the_users_window(results
     assert set(runs[runs["dataset.skip"] == 800].rounds) == {200}
     code, out, err = tune(capsys, data_file, "--trials", "2", "--seeds", "1", "dataset.length=600", "--study", "other")
     assert code == 2 and "--prefix 600 leaves no rounds of dataset.length=600 to report on" in err, err
+    # past the file's end: it said "dataset.skip=1300 leaves no rows", a value of okl-tune's, not the user's
+    code, out, err = tune(capsys, data_file, "--trials", "2", "--seeds", "1", "dataset.skip=700", "--study", "third")
+    assert code == 2 and err.startswith("okl-tune: error: --prefix 600 leaves no rows to report on (dataset.skip=1300")
+    assert err.rstrip().endswith("give a shorter --prefix") and err.count("\n") == 1
