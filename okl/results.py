@@ -211,7 +211,7 @@ def summary(
     wrong = [m for m in metrics if m not in numeric]
     if wrong and wrong[0] in table.columns and table[wrong[0]].isna().all():  # killed before its first part
         raise ConfigError(f"metric {wrong[0]!r} has no value in the {len(table)} runs matched: none has rounds saved")
-    if wrong == ["regret"] or wrong[:1] == ["regret"]:
+    if wrong[:1] == ["regret"]:
         raise ConfigError(
             "no run matched was scored against a comparator: `okl-regret RUN_DIR` scores a run, or okl-run "
             "comparator=krr plays one scored"

@@ -277,9 +277,10 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
     names: list[str] = []  # the feature columns' names, where the format has them
     try:
         tmp.mkdir(parents=True)
-        if fmt == "libsvm":
-            d = d or _libsvm_dimension(path)
-            _dense_fits(path, d, tmp)
+        if fmt == "libsvm":  # one pass over the text for its lines and d (d given: a held-out pair's wider one)
+            lines, found = _libsvm_shape(path)
+            d = d or found
+            _dense_fits(path, lines, d, tmp)
         rows, d, dtypes, arrays = cache.write_arrays(_chunks(path, fmt, target, names, d), tmp)
         if rows == 0:
             raise DataError(f"{path}: the file holds no rows of data")
@@ -335,7 +336,7 @@ def _chunks(
     elif fmt == "parquet":
         yield from _parquet(path, target, names)
     elif fmt == "libsvm":
-        yield from parsers.libsvm(open_content(path), d or _libsvm_dimension(path), name)
+        yield from parsers.libsvm(open_content(path), d, name)  # d: _parse's, from its pass over the text
     else:
         yield from _arrays(path, fmt, target)
 
@@ -410,11 +411,10 @@ def _libsvm_shape(path: Path) -> tuple[int, int]:
     return lines, largest
 
 
-def _dense_fits(path: Path, d: int, where: Path) -> None:
-    """Refuse a LIBSVM file whose rows, made dense (okl's learners read dense inputs), would not fit the data
-    directory's free space, or one block of its text, so made, the memory: 100 rows with an index of 9,940,267 took
-    7.4 GiB, and ended in a MemoryError."""
-    lines, _ = _libsvm_shape(path)
+def _dense_fits(path: Path, lines: int, d: int, where: Path) -> None:
+    """Refuse a LIBSVM file of ``lines`` rows whose rows, made dense (okl's learners read dense inputs), would not fit
+    the data directory's free space, or one block of its text, so made, the memory: 100 rows with an index of
+    9,940,267 took 7.4 GiB, and ended in a MemoryError."""
     dense = max(lines, 1) * d * 8
     free = shutil.disk_usage(where).free
     advice = "keep fewer features (hashing, a projection) before okl reads the file"
