@@ -81,6 +81,20 @@ def test_okl_results_tables_that_were_tracebacks(okl_run, results_root, capsys):
     assert code == 0 and out.splitlines()[2] == "| learner | rounds=100 |"
 
 
+def test_okl_results_says_skipped_runs_in_one_line_and_passes_other_warnings_on(capsys):
+    """A warning of another kind met while the runs are read is shown once, as Python shows it (re-shown inside the
+    recording, it was recorded again, without end)."""
+    import warnings
+
+    from okl.results import SkippedRun
+
+    with pytest.warns(DeprecationWarning, match="^a library's$") as shown, results_cli._skipped_runs_said():
+        warnings.warn("run 7: unreadable", SkippedRun, stacklevel=1)
+        warnings.warn("a library's", DeprecationWarning, stacklevel=1)
+    assert len(shown) == 1
+    assert capsys.readouterr().err == "okl-results: warning: run 7: unreadable\n"
+
+
 def test_summaries_read_no_rounds(sweep, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a round file was read")

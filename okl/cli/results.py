@@ -105,17 +105,19 @@ def export(argv: list[str]) -> None:
 @contextlib.contextmanager
 def _skipped_runs_said() -> Iterator[None]:
     """Each run the results could not read (okl.results.SkippedRun) said in one line, not as Python's warning with
-    its source line."""
+    its source line; any other warning shown as Python shows it."""
     from okl import results
 
-    with warnings.catch_warnings(record=True) as skipped:
-        warnings.simplefilter("always", results.SkippedRun)
-        try:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", results.SkippedRun)
             yield
-        finally:
-            for warning in skipped:
-                if issubclass(warning.category, results.SkippedRun):
-                    print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
+    finally:  # outside the recording: showwarning is its recorder inside
+        for warning in caught:
+            if issubclass(warning.category, results.SkippedRun):
+                print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
+            else:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def markdown(table: pd.DataFrame, metric: str) -> str:
