@@ -78,7 +78,7 @@ def test_empty_operands_are_a_no_op():
     assert B.shape == (0, 4)
 
 
-def test_dsymv_dsyr_dtrmv_equal_scipy():
+def test_dsymv_dsyr_equal_scipy():
     P, x, y = fortran(6, 6), R.standard_normal(6), R.standard_normal(6)
     expected = blas.dsymv(0.5, P, x, beta=2.0, y=y, lower=0)
     nb.dsymv(nb.UPPER, 0.5, P, x, 2.0, y)
@@ -87,8 +87,3 @@ def test_dsymv_dsyr_dtrmv_equal_scipy():
     below = np.tril(P, -1).copy()
     nb.dsyr(nb.UPPER, -0.25, x, P)
     assert np.array_equal(np.triu(P), np.triu(expected)) and np.array_equal(np.tril(P, -1), below)
-    L = lower(6)
-    for trans in (nb.NO_TRANS, nb.TRANS):
-        expected = blas.dtrmv(L, x, lower=1, trans=int(trans == nb.TRANS))
-        nb.dtrmv(nb.LOWER, trans, L, x)
-        assert np.array_equal(x, expected)

@@ -50,7 +50,8 @@ from scipy.linalg import solve_triangular
 from okl.dictionary.uniforms import Uniforms
 from okl.jit import njit
 from okl.kernels import Kernel
-from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
+from okl.linalg.triangular import lower_times
 from okl.seeding import rng
 from okl.warmup import warm
 
@@ -262,7 +263,7 @@ def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
     and ``_scan``; the round is then recorded by :meth:`KORS.skip`, or by :meth:`KORS.join_one` with w when it joins."""
     norm = 0.0
     if len(w):
-        dtrmv(LOWER, NO_TRANS, L_inv, w)
+        lower_times(L_inv, w)
         for i in range(len(w)):
             norm += w[i] * w[i]
     return _decide(norm, diag, u, gamma, eps, beta, room)

@@ -29,7 +29,8 @@ import numpy as np
 
 from okl.jit import njit
 from okl.kernels import Kernel
-from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm, dtrmv
+from okl.linalg.nogil_blas import LEFT, LOWER, NO_TRANS, dtrmm
+from okl.linalg.triangular import lower_times
 
 TOL = 1e-10
 
@@ -102,4 +103,4 @@ def embed_one(R_inv, phi) -> None:
     """φ̃(x) = R⁻¹ k_Z(x) in place of k_Z(x) in ``phi``, as compiled code: the per-round twin of
     :meth:`NystromMap.transform`."""
     if len(phi):
-        dtrmv(LOWER, NO_TRANS, R_inv, phi)
+        lower_times(R_inv, phi)

@@ -54,7 +54,6 @@ _dtrmm = _external("blas", "dtrmm", 11)
 _dgemv = _external("blas", "dgemv", 11)
 _dsymv = _external("blas", "dsymv", 10)
 _dsyr = _external("blas", "dsyr", 7)
-_dtrmv = _external("blas", "dtrmv", 8)
 _dpotrf = _external("lapack", "dpotrf", 5)
 _dtrtri = _external("lapack", "dtrtri", 6)
 
@@ -161,17 +160,6 @@ def dsyr(uplo: int, alpha: float, x: np.ndarray, A: np.ndarray):
     dims = np.array([A.shape[0], _ld(A), 1], dtype=np.int32)
     scal = np.array([alpha])
     _dsyr(flags.ctypes, dims[0:].ctypes, scal.ctypes, x.ctypes, dims[2:].ctypes, A.ctypes, dims[1:].ctypes)
-
-
-@njit(void(u1, u1, IN2, OUT1), nogil=True)
-def dtrmv(uplo: int, trans: int, A: np.ndarray, x: np.ndarray):
-    """x ← op(A) x, A triangular (non-unit diagonal; x contiguous)."""
-    flags = _chars(uplo, trans, _NON_UNIT)
-    dims = np.array([A.shape[0], _ld(A), 1], dtype=np.int32)
-    _dtrmv(
-        flags[0:].ctypes, flags[1:].ctypes, flags[2:].ctypes, dims[0:].ctypes, A.ctypes, dims[1:].ctypes,
-        x.ctypes, dims[2:].ctypes,
-    )  # fmt: skip
 
 
 @njit(i4(u1, OUT2), nogil=True)

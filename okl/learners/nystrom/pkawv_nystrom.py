@@ -26,8 +26,12 @@ the ridge's v = A⁻¹φ̃) and one to learn (Algorithm 1's rank-one update with
 a round whose point joins adds it from that same call's kernel row, projection and embedding (KORS's new row of
 L, the map's l = φ̃(x), ψ(x) = ρ), and its one pass over the history (O(nm), which a block shares between all the
 points it adds) serves both its prediction and its addition. The floor of a round that adds no point is its four
-BLAS-2 products (two triangular, Pφ̃ and the rank-one update: about 4 µs each at m = 169, bound by reading the
-m×m matrices from the core's cache; a block does the same work as matrix products). Measured on casp (pkrr,
+matrix-vector products, each a pass over an m×m triangle in the core's cache (a block does the same work as
+matrix products): the two triangular ones (:func:`~okl.linalg.triangular.lower_times`, 2.4 µs each at m = 169),
+Pφ̃ (2.9 µs) and the rank-one update (2.8 µs). Measured on casp's 45,730 rounds (pkrr, σ = λ = 1, one process,
+three alternating pairs, at ``lower_times``'s commit): the 45,561 rounds that add no point 0.67-0.71 s (0.72-0.79
+s with BLAS's triangular product), the 169 that add one 0.18-0.21 s, nearly all of it their passes over the history
+(0.15 s in the predictions), against 0.26-0.28 s for the whole stream in blocks. Earlier, on casp (pkrr,
 σ = λ = 1, m = 169 at the end, ``okl-bench``'s per-round line, idle machine): 7.0 s of learner time with calls
 through KORS, the map and the ridge, 1.4-1.6 s with the compiled calls, against 0.3-0.4 s in blocks; then (in
 one process, a loaded machine, against the commit before) a joining round taken from its prediction: CPU
