@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from okl.reproduce.catalog import ORDER, Artefact, load
-from okl.reproduce.checks import LEVEL, VERDICTS, Paper, Tolerance, Verdict, marking, paper_text, tally
+from okl.reproduce.checks import LEVEL, NO_SKILL, VERDICTS, Paper, Tolerance, Verdict, marking, paper_text, tally
 from okl.reproduce.metrics import METRICS, Row
 
 FAILED = ("fails", "partly", "not resolved")  # the verdicts with a part that did not hold
@@ -163,7 +163,8 @@ def _own(own: Verdict | None, verdict: Verdict) -> Verdict | None:
 
 def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None) -> str:
     """What explains the parts that did not hold: the ablations beside where they bracket every number of ours
-    outside the paper's (:class:`~okl.reproduce.checks.Paper`); "not resolved by our seeds" where our seeds' t-test
+    outside the paper's, or ours and the paper's both no better than the majority class
+    (:class:`~okl.reproduce.checks.Paper`); "not resolved by our seeds" where our seeds' t-test
     cannot tell what failed a part (:class:`~okl.reproduce.checks.Difference`: an order's paired comparison, the
     paper's number against our seeds'); the paper's own numbers where they fail the same part (the paper's text is
     contradicted by its tables, not a reproduction gap); the rest "unexplained", with the deviation the claim names as
@@ -185,11 +186,16 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
         why.append(named + (f": {', '.join(rest)}" if theirs or ablated or unresolved else ""))
     phrase = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
     if ablated:
-        ids = ", ".join(f"`{i}`" for i in dict.fromkeys(i for part in ablated for i in causes[part]))
+        ids = dict.fromkeys(i for part in ablated for i in causes[part])
+        named = ", ".join(f"`{i}`" for i in ids if i != NO_SKILL)
+        outside = " or ".join(
+            ([f"bracketed by an ablation ({named})"] if named else [])
+            + (["with the paper's at or above the majority-class rate (neither learns)"] if NO_SKILL in ids else [])
+        )
         if only := [part for part in ablated if part not in unresolved]:
-            why.append(f"each number outside bracketed by an ablation ({ids}): {', '.join(only)}")
+            why.append(f"each number outside {outside}: {', '.join(only)}")
         if both := [part for part in ablated if part in unresolved]:
-            why.append(f"each number outside bracketed by an ablation ({ids}) or {phrase}: {', '.join(both)}")
+            why.append(f"each number outside {outside} or {phrase}: {', '.join(both)}")
     if only := [part for part in unresolved if part not in ablated]:
         why.append(f"{phrase}: {', '.join(only)}")
     if theirs:
