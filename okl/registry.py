@@ -74,22 +74,31 @@ def build_params(kind: str, key: str, schema: type, values: dict[str, Any]) -> A
         raise ConfigError(
             f"unknown key {kind}.{unknown[0]} for {kind} {key!r}; its keys are: {', '.join(sorted(fields)) or '(none)'}"
         )
-    for f in dataclasses.fields(schema):  # a yes/no key: its value a boolean, never a string that reads as true
+    values = coerced(kind, key, schema, values)
+    try:
+        return schema(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{kind} {key!r}: {exc}") from None
+
+
+def coerced(kind: str, key: str, schema: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` in the types of the fields of ``schema`` they name, so that one setting has one run id: an int as a
+    float where the field is one (sigma=1 and sigma=1.0), a list of numbers as a tuple of floats, numpy's booleans
+    as Python's; a yes/no key must hold a boolean (a one-line error, never a string that reads as true). Keys the
+    schema lacks are left as they are (:func:`build_params` refuses them)."""
+    for f in dataclasses.fields(schema):
         value = values.get(f.name)
         if f.type in ("bool", "bool | None") and f.name in values and not _boolean(value, f.type != "bool"):
             raise ConfigError(f"{kind} {key!r}: {f.name} takes true or false (got {value!r})")
         if isinstance(value, np.bool_):  # from Python: a run's identity is JSON
             values = {**values, f.name: bool(value)}
-        elif f.type in ("float", "float | None") and type(value) is int:  # sigma=1 and sigma=1.0: one run, one id
+        elif f.type in ("float", "float | None") and type(value) is int:
             values = {**values, f.name: float(value)}
         elif f.type == "tuple[float, ...]" and f.name in values:
             if not isinstance(value, Sequence) or isinstance(value, str):
                 raise ConfigError(f"{kind} {key!r}: {f.name} takes a list of numbers, e.g. [{value}] (got {value!r})")
             values = {**values, f.name: tuple(float(v) if type(v) is int else v for v in value)}  # [1, 10]: [1.0, 10.0]
-    try:
-        return schema(**values)
-    except ConfigError as exc:
-        raise ConfigError(f"{kind} {key!r}: {exc}") from None
+    return values
 
 
 def _boolean(value: Any, none: bool) -> bool:

@@ -176,3 +176,14 @@ def test_the_runs_seed_draws_the_experts_that_set_none():
     assert identity(LEARNERS.get("ewa")(3, seed=1).params) == identity(LEARNERS.get("ewa")(3).params)
     with pytest.raises(ConfigError, match=r"^ewa's expert 1 \(fogd\): learner 'fogd': loss 'hinge' is a loss of"):
         LEARNERS.get("ewa")(3, experts=[experts[0], {**experts[1], "loss": "hinge"}]).check_task("regression")
+
+
+def test_an_experts_int_and_float_settings_are_one_expert_and_one_run_id():
+    """{sigma: 1} and {sigma: 1.0} in an expert: the same learner, so the same Params and run identity (they were two
+    ids, two runs of one setting), as sigma=1 and sigma=1.0 are for a learner of its own; keys that are not floats
+    (fogd's D) stay as they are."""
+    from okl.registry import identity
+
+    got = [LEARNERS.params("ewa", {"experts": [{"name": "fogd", "sigma": s, "D": 50}]}) for s in (1, 1.0)]
+    assert got[0] == got[1] and identity(got[0]) == identity(got[1])
+    assert got[0].experts == ({"name": "fogd", "sigma": 1.0, "D": 50},) and type(got[0].experts[0]["D"]) is int

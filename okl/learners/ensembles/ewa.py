@@ -49,6 +49,7 @@ from okl.learners.base import LEARNERS, BlockLearner, Learner, register
 from okl.learners.ensembles.weights import normalised
 from okl.losses import TRAINING, training_value
 from okl.params import ADDED
+from okl.registry import coerced
 from okl.validation import one_of, positive, seed
 
 DEFAULT_EXPERTS = tuple({"name": "pkawv_taylor", "M": 2, "sigma": 1.0, "lam": lam} for lam in (0.1, 1.0, 10.0))
@@ -71,6 +72,9 @@ class EWAParams:
         positive("eta", self.eta)
         one_of("loss", self.loss, TRAINING)
         seed("seed", self.seed)
+        # each expert's keys in its learner's types: {sigma: 1} and {sigma: 1.0} are one expert, and one run id
+        experts = tuple(coerced("learner", e["name"], LEARNERS.get(e["name"]).Params, dict(e)) for e in self.experts)
+        object.__setattr__(self, "experts", experts)
 
 
 @register("ewa")
