@@ -1,5 +1,7 @@
 """Every learner: block = loop, online causality; exact learners against closed forms; paper facts."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -569,3 +571,26 @@ def test_a_loss_of_labels_on_a_regression_stream_is_a_one_line_error(name):
         learner.check_task("regression")
     learner.check_task("binary")
     LEARNERS.get(name)(3, loss="square").check_task("regression")
+
+
+@pytest.mark.parametrize("name", ["fsgd", "polk", "bsgd"])
+def test_a_multi_class_learner_refuses_a_label_that_is_not_a_class_index_and_stays_as_it_was(name):
+    """fsgd, polk and bsgd (multi_hinge by default) took okl's own ±1 labels from Python without a word: −1 indexed
+    the last class, 2.7 became class 2, 1e12 asked for 7 TiB. Each is now a one-line error before anything changes;
+    0/1 labels learn as before."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 2))
+    classes = (X[:, 0] > 0.5).astype(float)
+    learner = LEARNERS.get(name)(2)
+    learner.predict_learn_block(X[:100], classes[:100])
+    before = (learner.model_size, learner.W.copy())
+    for y in (-1.0, 2.7, 1e12):
+        with pytest.raises(
+            ValueError, match=rf"^{name}: learn_one got the label {re.escape(f'{y:g}')}: with a multi-class loss"
+        ):
+            learner.learn_one(X[100], y)
+    signs = np.where(classes[100:] > 0, 1.0, -1.0)
+    with pytest.raises(ValueError, match=rf"^{name}: predict_learn_block got the label -1: .* number the classes"):
+        learner.predict_learn_block(X[100:], signs)
+    assert learner.model_size == before[0] and np.array_equal(learner.W, before[1])
+    assert np.mean(learner.predict_learn_block(X[100:], classes[100:]) != classes[100:]) < 0.2

@@ -80,6 +80,8 @@ class Learner(ABC):
 
     # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
     lighter: ClassVar[str] = ""
+    # Whether y is a class index 0, 1, ... (a multi-class loss): checked with the inputs (:func:`_checked`).
+    class_labels: bool = False
 
     @property
     def grouping_free(self) -> bool:
@@ -216,7 +218,9 @@ class Learner(ABC):
 def _checked(name: str, method):
     """``method`` behind the checks of its inputs: x a vector of d finite numbers (``predict_one``,
     ``learn_one``), X a B×d matrix of finite numbers (``predict_many``, ``predict_learn_block``), y finite
-    (and one per row of X). A wrong input is a one-line ValueError naming the learner, d and what came: a
+    (and one per row of X), and a class index 0, 1, ... for a learner of a multi-class loss (``class_labels``: fsgd,
+    polk and bsgd took okl's own ±1 labels from Python silently, −1 as the last class, 2.7 as class 2, and 1e12 as
+    an allocation of 7 TiB). A wrong input is a one-line ValueError naming the learner, d and what came: a
     2×5 matrix given to ``predict_one`` returned one number, and a NaN label turned every later prediction
     into NaN. Cost: one pass over the numbers (about 4 µs for a 256×8 block); a round's two calls cost about
     1 µs together (the wrapper of a round is its own function, with no branch for blocks: 3.5 µs before, a
@@ -245,6 +249,8 @@ def _checked_round(name: str, method):
         y = float(rest[0])
         if not math.isfinite(y):
             raise ValueError(_bad_label(self.name, name, np.asarray(y)))
+        if self.class_labels and not (0 <= y < MAX_CLASSES and y == int(y)):
+            raise ValueError(_bad_class(self.name, name, y))
         return method(self, x, y, *rest[1:])  # more arguments than the method takes: Python's own TypeError
 
     return checked
@@ -266,12 +272,17 @@ def _checked_block(name: str, method):
                 raise ValueError(f"{self.name}: {name} takes {len(X)} labels, got {_described(y)}")
             if not _finite(y):
                 raise ValueError(_bad_label(self.name, name, y))
+            if self.class_labels and len(y):
+                wrong = (y < 0) | (y >= MAX_CLASSES) | (y != np.floor(y))
+                if wrong.any():
+                    raise ValueError(_bad_class(self.name, name, float(y[np.argmax(wrong)])))
             rest = (y,)
         return method(self, X, *rest)
 
     return checked
 
 
+MAX_CLASSES = 10_000  # the labels a multi-class learner takes: 0..MAX_CLASSES − 1 (a column of its state per class)
 _FLOAT64 = np.dtype(np.float64)  # the native float64 dtype: most arrays hold this instance (an unpickled one, its own)
 
 
@@ -279,6 +290,13 @@ def _bad_label(learner: str, name: str, y: np.ndarray) -> str:
     return (
         f"{learner}: {name} got a non-finite label ({_first_bad(y)}): it would turn every later prediction into NaN; "
         f"drop the row"
+    )
+
+
+def _bad_class(learner: str, name: str, y: float) -> str:
+    return (
+        f"{learner}: {name} got the label {y:g}: with a multi-class loss a label is a class index 0, 1, 2, ... (below "
+        f"{MAX_CLASSES:,}); number the classes from 0 (binary ±1 labels: 0 and 1, or a binary loss such as hinge)"
     )
 
 
