@@ -39,6 +39,14 @@ def require() -> ModuleType:
 OKL = "okl.river."  # okl's own river estimators, the one path outside river's that resolve() takes
 
 
+EXAMPLES = {"model": "neighbors.KNNRegressor", "stream": "datasets.TrumpApproval"}  # what each key takes
+
+
+def full_name(path: str) -> str:
+    """``path`` as Python names it: ``river.neighbors.KNNRegressor``, or okl's own ``okl.river.Regressor``."""
+    return str(path) if str(path).startswith(OKL) else f"river.{path}"
+
+
 def resolve(path: str, what: str) -> object:
     """The object ``river.<path>`` (``neighbors.KNNRegressor``, ``datasets.TrumpApproval``), or one of okl's
     river estimators (``okl.river.Regressor``: okl's learners in river's pipelines); ``what`` names the config
@@ -52,7 +60,9 @@ def resolve(path: str, what: str) -> object:
         return getattr(found, name)
     module, _, name = str(path).rpartition(".")
     if not module or not name:
-        raise ConfigError(f"{what} {path!r} is not a dotted path under river.: e.g. neighbors.KNNRegressor")
+        raise ConfigError(
+            f"{what} {path!r} is not a dotted path under river.: e.g. {EXAMPLES.get(what, 'datasets.Phishing')}"
+        )
     try:
         found = importlib.import_module(f"river.{module}")
     except ModuleNotFoundError:

@@ -297,7 +297,13 @@ def test_river_classifier_scores_binary_streams(composed):
     [
         (["learner.model=neighbors.KNN"], "river.neighbors has no 'KNN'; it has: KNNClassifier, KNNRegressor"),
         (["learner.model=nope.KNN"], "river has no module 'nope'"),
-        (["learner.model=KNN"], "not a dotted path under river."),
+        (["learner.model=KNN"], "not a dotted path under river.: e.g. neighbors.KNNRegressor"),
+        (["dataset=river", "dataset.stream=datasets"], "not a dotted path under river.: e.g. datasets.TrumpApproval"),
+        (["learner.params=[1, 2]"], "params must be a mapping of linear_model.LinearRegression's arguments by name"),
+        (  # "river.okl.river.Regressor ... river's documentation of okl.river.Regressor"
+            ["learner.model=okl.river.Regressor", "learner.params={learner: fsgd}"],
+            "learner.params: okl.river.Regressor with {'learner': 'fsgd'} fails on its first rounds",
+        ),
         (["learner.model=preprocessing.StandardScaler"], "not a river regressor or classifier"),
         (["learner.params={k: 5}"], "learner.params: river.linear_model.LinearRegression rejects {'k': 5}"),
         (["dataset.task=binary"], "learner.model linear_model.LinearRegression is not a classifier"),
@@ -422,3 +428,38 @@ def test_the_bundled_bench_presets_play_both_sides_in_the_same_pipeline(okl_run,
     for stream, played in rounds.groupby("dataset.stream"):
         ys = played.pivot(index="t", columns="run", values="y")  # every arm saw the same labels
         assert ys.shape[1] == 6 and (ys.nunique(axis=1) == 1).all(), stream
+
+
+def test_a_regressor_refused_for_its_loss_is_refused_at_every_sample():
+    """Regressor("fsgd") (multi_hinge by default) raised the loss error at the first sample and then took the next
+    ones, truncating targets to classes; it is refused at every sample, in Python's words."""
+    model = Regressor("fsgd")
+    for y in (0.5, 0.5, -0.37):
+        with pytest.raises(ConfigError, match=r"set loss=square"):
+            model.learn_one({"a": 1.0}, y)
+    assert model._okl is None
+
+
+def test_a_classifier_whose_loss_the_task_sets_has_its_probabilities():
+    """dual_sgd's loss is set by the task (logistic on binary labels): its Classifier gives the logistic's
+    probabilities where it raised "the None loss has no probabilities"."""
+    model = Classifier("dual_sgd")
+    x = {"u": 0.3}
+    for _ in range(20):
+        model.learn_one(x, True)
+    assert model.predict_proba_one(x)[True] == pytest.approx(1 / (1 + np.exp(-model._score(x))))
+
+
+def test_a_files_rows_feed_rivers_and_okls_classifiers(tmp_path, no_data):
+    """iter_file gave a binary file's labels as okl's ±1, which okl.river.Classifier refused (advising
+    MultiClassifier): they come as river's True/False, the larger label True."""
+    from okl.datasets import iter_file
+
+    path = tmp_path / "labels.csv"
+    rows = np.random.default_rng(1).uniform(size=(50, 2))
+    path.write_text("a,b,y\n" + "".join(f"{a},{b},{int(a > 0.5)}\n" for a, b in rows))
+    got = list(iter_file(path, target="y"))
+    assert [y for _, y in got] == [bool(a > 0.5) for a, _ in rows]
+    model = Classifier("fogd", eta=0.5)
+    for x, y in got:
+        model.learn_one(x, y)

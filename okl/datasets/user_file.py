@@ -190,15 +190,17 @@ def from_file(path: str | Path, **keys) -> UserFile:
     return stream
 
 
-def iter_file(path: str | Path, **keys) -> Iterator[tuple[dict[str, float], float]]:
+def iter_file(path: str | Path, **keys) -> Iterator[tuple[dict[str, float], float | bool]]:
     """The rows of a file as river streams them, ``(x, y)`` with x a dict by feature name:
-    ``for x, y in iter_file("mydata.csv", target="y"): model.learn_one(x, y)`` (the keys of ``dataset=file``;
-    binary labels come as ±1, as okl's stream gives them)."""
+    ``for x, y in iter_file("mydata.csv", target="y"): model.learn_one(x, y)`` (the keys of ``dataset=file``).
+    Binary labels come as river's True/False (the positive class True), which river's classifiers and
+    :class:`okl.river.Classifier` take (okl's ±1, which they refused, is the stream's own: ``from_file``)."""
     stream = from_file(path, **keys)
     names = stream.features
+    binary = stream.task == "binary"
     for X, y in stream.chunks():
         for row, label in zip(X.tolist(), y.tolist(), strict=True):
-            yield dict(zip(names, row, strict=True)), label
+            yield dict(zip(names, row, strict=True)), (label > 0 if binary else label)
 
 
 def _format(fmt: str, path: str, key: str) -> str:

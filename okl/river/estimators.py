@@ -108,6 +108,10 @@ class _Adapter(base.Estimator):
         self._settings = self._defaults(spec, params)
         with _python_words():  # wrong keys and values fail here, not at the first sample
             self._loss = getattr(LEARNERS.params(learner, self._settings), "loss", "square")
+            if self._loss is None:  # a loss the learner sets by the task (dual_sgd: logistic for binary labels)
+                probe = spec(1, **self._settings)
+                probe.check_task(self.task)
+                self._loss = getattr(probe, "loss", None)
         self._order = self.features
         self._known: frozenset = frozenset(self._order or ())
         self._warned = False
@@ -131,9 +135,10 @@ class _Adapter(base.Estimator):
             if not self._order:
                 return None
             self._known = frozenset(self._order)
-            with _python_words():
-                self._okl = LEARNERS.get(self.learner)(len(self._order), horizon=self.horizon, **self._settings)
-                self._okl.check_task(self.task)
+            with _python_words():  # kept once it fits the task: a refused one is refused again at the next sample
+                learner = LEARNERS.get(self.learner)(len(self._order), horizon=self.horizon, **self._settings)
+                learner.check_task(self.task)
+            self._okl = learner
         if not self._warned and not self._known.issuperset(x):
             self._warned = True
             unknown = sorted(map(repr, set(x) - self._known))

@@ -67,7 +67,7 @@ class RiverParams:
         if not (isinstance(found, type) and issubclass(found, (base.Regressor, base.Classifier))):
             raise ConfigError(f"model {self.model!r} is not a river regressor or classifier")
         if self.params is not None and not isinstance(self.params, dict):
-            raise ConfigError(f"params must be a mapping of {self.model}'s arguments, e.g. {{n_neighbors: 5}}")
+            raise ConfigError(f"params must be a mapping of {self.model}'s arguments by name, e.g. {{name: value}}")
 
 
 @register("river")
@@ -87,7 +87,7 @@ class RiverModel(Learner):
         try:
             self.estimator = model(**arguments)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"learner.params: river.{p.model} rejects {p.params}: {exc}") from None
+            raise ConfigError(f"learner.params: {riverlib.full_name(p.model)} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
         self._task = "regression" if isinstance(self.estimator, riverlib.require().base.Regressor) else "binary"
         self.model = self._pipeline(self.estimator)
@@ -115,8 +115,9 @@ class RiverModel(Learner):
             type(self).predict_one.__wrapped__(trial, x)
         except Exception as exc:  # noqa: BLE001 (river raises what its code raises: say which, and where)
             raise ConfigError(
-                f"learner.params: river.{self.params.model} with {self.params.params} fails on its first rounds "
-                f"({type(exc).__name__}: {exc}): check them against river's documentation of {self.params.model}"
+                f"learner.params: {riverlib.full_name(self.params.model)} with {self.params.params} fails on its first "
+                f"rounds ({type(exc).__name__}: {exc}): check them against the documentation of "
+                f"{riverlib.full_name(self.params.model)}"
             ) from None
 
     def check_task(self, task: str) -> None:
