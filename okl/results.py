@@ -145,15 +145,28 @@ def _row(run_dir: RunDir, manifest: Manifest) -> dict:
     return {**manifest.to_json(), **derived, **_settings(manifest)}
 
 
-def _analyses(manifest: Manifest) -> dict[str, float]:
+def _analyses(manifest: Manifest) -> dict[str, object]:
     """Each post-run analysis's number as a column of its name: ``regret`` (its entry's ``regret``) and
-    ``effective_dimension`` (its entry's ``value``)."""
-    numbers = {}
+    ``effective_dimension`` (its entry's ``value``); and ``regret.comparator``, what the regret was scored against
+    (``krr(lam=1.0, sigma=1.0)``), by which :func:`summary` tells regrets apart."""
+    numbers: dict[str, object] = {}
     for key, entry in manifest.analyses.items():
         value = entry.get(key, entry.get("value"))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             numbers[key] = value
+    regret = manifest.analyses.get("regret")
+    if regret and "comparator" in regret:
+        numbers["regret.comparator"] = comparator_text(regret)
     return numbers
+
+
+def comparator_text(entry: dict) -> str:
+    """A regret entry's comparator and its settings, ``krr(lam=1.0, sigma=1.0)``."""
+    settings = ", ".join(f"{k}={entry[k]}" for k in sorted(entry) if k not in REGRET_FIELDS)
+    return f"{entry['comparator']}({settings})"
+
+
+REGRET_FIELDS = {"comparator", "rounds", "regret", "comparator_loss", "penalty", "cached", "seconds"}  # not settings
 
 
 def _settings(manifest: Manifest) -> dict[str, object]:
@@ -168,11 +181,13 @@ def _settings(manifest: Manifest) -> dict[str, object]:
     }
 
 
-def varying(table: pd.DataFrame) -> list[str]:
+def varying(table: pd.DataFrame, metrics: Sequence[str] = ()) -> list[str]:
     """The settings that tell apart the runs of a sweep beyond their seeds: a ``dataset.*`` setting that takes
     more than one value among the runs on one dataset, a ``learner.*`` one among the runs of one learner on one
     dataset, and ``planned_rounds`` (seeds and the settings named ``*.seed`` aside). A null (``eta=null``: the
-    learner's default rule) is a value of its own: runs at ``eta=null`` and ``eta=0.1`` are never averaged."""
+    learner's default rule) is a value of its own: runs at ``eta=null`` and ``eta=0.1`` are never averaged. With
+    ``regret`` among ``metrics``, the comparator too (``regret.comparator``): a regret against KRR at λ = 1 and one
+    against the oracle at λ = 0.001 were averaged."""
     if table.empty:
         return []
     found = []
@@ -180,8 +195,10 @@ def varying(table: pd.DataFrame) -> list[str]:
         columns = [c for c in table.columns if c.startswith(f"{group}.") and not c.endswith(".seed")]
         counts = table.groupby(within, dropna=False)[columns].nunique(dropna=False)  # null is a setting too
         found += [c for c in columns if (counts[c] > 1).any()]
-    counts = table.groupby(list(GROUPS), dropna=False)["planned_rounds"].nunique(dropna=False)
-    return found + (["planned_rounds"] if (counts > 1).any() else [])
+    scored = "regret" in metrics and "regret.comparator" in table
+    others = ["planned_rounds", *(["regret.comparator"] if scored else [])]
+    counts = table.groupby(list(GROUPS), dropna=False)[others].nunique(dropna=False)
+    return found + [c for c in others if (counts[c] > 1).any()]
 
 
 def summary(
@@ -200,7 +217,9 @@ def summary(
     finished runs (complete, or stopped at their time budget) count, unless ``status`` says otherwise.
     """
     table = runs(root, status=status, **filters)
-    by = list(by) if by is not None else [*GROUPS, *varying(table)]
+    if isinstance(by, str):  # by="learner": one column, not its letters
+        by = [by]
+    by = list(dict.fromkeys(by)) if by is not None else [*GROUPS, *varying(table, metrics)]  # a key twice: once
     if table.empty:
         return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
     missing = [c for c in by if c not in table.columns]
@@ -219,6 +238,8 @@ def summary(
     if wrong:
         what = "not a number" if wrong[0] in table.columns else "not a column"
         raise ConfigError(f"metric {wrong[0]!r} is {what} in the runs; choose a numeric one: {', '.join(numeric)}")
+    if shared := [c for c in by if c in metrics]:  # it would be a group's key and its mean (pandas: "already exists")
+        raise ConfigError(f"{shared[0]!r} is a metric here; group by settings (learner, dataset, ...), not by a metric")
     grouped = table.groupby(by, dropna=False, sort=True)
     out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
     for metric in metrics:

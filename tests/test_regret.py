@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from helpers import only_run
+from okl import results
 from okl.cli.regret import main as regret_main
 from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
@@ -16,7 +17,7 @@ from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.linalg.ridge_oracle import RidgeOracle
 from okl.regret import COMPARATORS
-from okl.store import find
+from okl.store import RunDir, find
 
 LAM = 1.0
 
@@ -232,3 +233,23 @@ def test_okl_regret_refuses_a_run_whose_files_changed_since(okl_run, results_roo
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
     assert "the dataset's files hold other content than run" in err and "rerun it (sink.overwrite=true)" in err
     assert read_run(results_root, "fogd", "file")[1]["regret"].isna().all()
+
+
+def test_okl_regret_scores_against_the_runs_comparator_and_results_keep_comparators_apart(
+    okl_run, results_root, capsys
+):
+    """okl-regret scored a run played with comparator=krr against oracle_prefix by default, replacing its score
+    silently, and okl-results then averaged the two seeds' regrets against different comparators as one."""
+    assert okl_run("-m", "learner=fogd", "seed=0,1", "n=300", "comparator=krr", "progress=false")[0] == 0
+    one = str(next(results_root.glob("learner=fogd/*/seed=1/run=*")))
+    regret_main([one])
+    out = capsys.readouterr().out
+    assert "against krr(lam=1.0, sigma=1.0) (cached)" in out and "replaces" not in out
+    krr_score = RunDir(one).manifest().analyses["regret"]["regret"]
+    regret_main([one, "--comparator", "oracle_prefix", "--lam", "0.001", "--sigma", "5"])
+    out = capsys.readouterr().out
+    assert f"it replaces the score against krr(lam=1.0, sigma=1.0), {krr_score:.6g}" in out
+    table = results.summary(results_root, metrics=["regret"])
+    assert list(table["regret.comparator"]) == ["krr(lam=1.0, sigma=1.0)", "oracle_prefix(lam=0.001, sigma=5.0)"]
+    assert list(table["runs"]) == [1, 1]
+    assert "regret.comparator" not in results.summary(results_root).columns  # the loss: one row over both seeds

@@ -163,7 +163,10 @@ def test_okl_results_summarises_another_metric_for_one_dataset(sweep, capsys, mo
     ("argv", "message"),
     [
         (["--by", "colour"], "no column 'colour' in the runs; choose among: "),
-        (["--learner", "nope"], "no finished run under"),
+        (["--learner", "nope"], "no run of learner 'nope' under "),  # was "... or pass --all", with or without --all
+        (["--dataset", "synthtic", "--all"], "no run of dataset 'synthtic' under "),
+        (["--by", "average_loss"], "'average_loss' is a metric here; group by settings"),  # was a traceback
+        (["--by", "learner", "learner_s"], "'learner_s' is a metric here; group by settings"),
         (["--root", "/nonexistent/okl"], "no results root at '/nonexistent/okl'"),
     ],
 )
@@ -172,6 +175,14 @@ def test_okl_results_errors_are_one_line(sweep, capsys, monkeypatch, argv, messa
     code, out, err = call(lambda: results_cli.main(argv), capsys)
     assert code == 2 and out == ""
     assert err.startswith(f"okl-results: error: {message}") and err.count("\n") == 1
+
+
+def test_a_key_named_twice_or_as_a_string_groups_once(sweep):
+    """okl-results --by learner learner printed a traceback ("cannot insert learner, already exists"), and
+    summary(by="learner") grouped by the columns 'l', 'e', ..."""
+    once = results.summary(sweep, by=["learner"])
+    assert results.summary(sweep, by=["learner", "learner"]).equals(once)
+    assert results.summary(sweep, by="learner").equals(once)
 
 
 def test_okl_results_summarises_the_regret_of_runs_scored_by_a_comparator(okl_run, results_root, capsys):

@@ -1,12 +1,14 @@
 """``okl-regret``: score finished runs after the fact (fill their Parquet column ``regret``).
 
-    okl-regret results/learner=kernel_awv/dataset=adversary/seed=0/run=*      # oracle_prefix, the run's σ and λ
+    okl-regret results/learner=kernel_awv/dataset=adversary/seed=0/run=*      # the run's comparator, else oracle_prefix
     okl-regret RUN_DIR --comparator krr --lam 0.1
     okl-regret RUN_DIR --comparator nystrom_krr --m 2000
     okl-regret RUN_DIR --comparator krr_segments        # dynamic regret; segments from the run's dataset.changes
 
-σ and λ default to the run's top-level ``sigma`` and ``lam``; the comparator is cached per stream
-under the results root, so scoring every learner run on one stream computes it once.
+The comparator defaults to the one the run was played with (``okl-run comparator=krr``) and its σ and λ, else
+oracle_prefix with the run's top-level ``sigma`` and ``lam``; a score against another comparator replaces the
+run's (said when it does). The comparator is cached per stream under the results root, so scoring every learner run
+on one stream computes it once.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()  # before any numerical import
     parser = argparse.ArgumentParser(prog=PROG, description="Fill the regret column of finished runs.")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (holding run.json)")
-    parser.add_argument("--comparator", default="oracle_prefix", help="krr, nystrom_krr, oracle_prefix or krr_segments")
-    parser.add_argument("--sigma", type=float, help="Gaussian bandwidth (default: the run's sigma)")
-    parser.add_argument("--lam", type=float, help="ridge λ (default: the run's lam)")
+    parser.add_argument(
+        "--comparator",
+        help="krr, nystrom_krr, oracle_prefix or krr_segments (default: the run's comparator, else oracle_prefix)",
+    )
+    parser.add_argument("--sigma", type=float, help="Gaussian bandwidth (default: the comparator's, else the run's)")
+    parser.add_argument("--lam", type=float, help="ridge λ (default: the comparator's, else the run's lam)")
     parser.add_argument("--m", type=int, help="nystrom_krr: number of centres")
     parser.add_argument("--changes", type=int, help="krr_segments: changes of the target (default: the run's)")
     args = parser.parse_args(argv)
@@ -35,17 +40,24 @@ def main(argv: list[str] | None = None) -> None:
     from okl.analyses.regret import score_run
     from okl.errors import OklError
     from okl.regret import COMPARATORS
+    from okl.results import comparator_text
     from okl.store import RunDir
 
     try:
-        cls = COMPARATORS.get(args.comparator)
+        if args.comparator is not None:
+            COMPARATORS.get(args.comparator)  # an unknown name: before any run is read
         for path in args.runs:
             run = RunDir(path)
             manifest = run.manifest()
             config = manifest.config if manifest else {}
+            played = config.get("comparator") or {}  # okl-run comparator=...: the run's own, with its settings
+            played = {} if played.get("name") == "none" else played  # comparator=none, okl-run's default
+            name = args.comparator or played.get("name") or "oracle_prefix"
+            cls = COMPARATORS.get(name)
+            own = played if played.get("name") == name else config
             params = {
-                "sigma": args.sigma if args.sigma is not None else config.get("sigma", 1.0),
-                "lam": args.lam if args.lam is not None else config.get("lam", 1.0),
+                "sigma": args.sigma if args.sigma is not None else own.get("sigma", 1.0),
+                "lam": args.lam if args.lam is not None else own.get("lam", 1.0),
             }
             if args.m is not None:
                 params["m"] = args.m
@@ -53,9 +65,16 @@ def main(argv: list[str] | None = None) -> None:
             params.update({key: dataset[key] for key in cls.from_dataset if dataset.get(key) is not None})
             if args.changes is not None:
                 params["changes"] = args.changes
+            before = (manifest.analyses.get("regret") if manifest else None) or {}
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
-            print(f"{path}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds ({cls.name}, {source})")
+            replaced = ""
+            if "comparator" in before and comparator_text(before) != comparator_text(entry):
+                replaced = f"; it replaces the score against {comparator_text(before)}, {before['regret']:.6g}"
+            print(
+                f"{path}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds against "
+                f"{comparator_text(entry)} ({source}){replaced}"
+            )
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -62,13 +62,29 @@ def main(argv: list[str] | None = None) -> None:
                 learner=args.learner,
                 dataset=args.dataset,
             )
-        if table.empty:
-            where = args.root or results.default_root()
-            raise OklError(f"no finished run under {str(where)!r} matches; run okl-run first, or pass --all")
+            if table.empty:
+                raise OklError(_nothing(args.root or results.default_root(), args))
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
     print(markdown(table, args.metric))
+
+
+def _nothing(where: Path, args: argparse.Namespace) -> str:
+    """Why no run matched: a --learner or --dataset that names none of the runs there (with those it could name),
+    no run at all, or none finished (then --all counts the others)."""
+    from okl import results
+
+    every = results.runs(where, status=None)
+    for key in ("learner", "dataset"):
+        wanted = getattr(args, key)
+        if wanted is not None and not every.empty and wanted not in set(every[key]):
+            return f"no run of {key} {wanted!r} under {str(where)!r}; its {key}s: {', '.join(sorted(set(every[key])))}"
+    if every.empty:
+        return f"no run under {str(where)!r}: okl-run writes its runs there (sink.root=, or OKL_RESULTS)"
+    if args.all:
+        return f"no run under {str(where)!r} matches --learner and --dataset together"
+    return f"no finished run under {str(where)!r} matches; pass --all to count the unfinished ones too"
 
 
 def export(argv: list[str]) -> None:
