@@ -236,3 +236,15 @@ def test_a_truncated_file_without_a_published_checksum_is_refused_by_its_row_cou
     code, _, err = okl_run("dataset=cpusmall", f"dataset.data_dir={data}", "progress=false")
     assert code == 2 and err == f"okl-run: error: {expected}"
     assert (data / "cpusmall" / "cpusmall").exists() and not list((data / "cpusmall").glob("cache/*"))
+
+
+def test_fetch_of_several_datasets_goes_on_past_one_it_cannot_get(okl_data, no_data, monkeypatch):
+    """okl-data fetch --all stopped at the first dataset neither cached, in the mirror nor downloadable (susy in
+    the mirror here), leaving the mirror's others unfetched: each failure is said, the rest fetched, exit 1."""
+    write_susy(no_data, monkeypatch)
+    code, out, err = okl_data("fetch", "casp", "susy")
+    assert code == 1 and "susy/all: " in out and "casp" not in out
+    failures, summary = err.strip().splitlines()
+    assert failures.startswith("okl-data: error: ") and "casp" in failures
+    assert summary == "okl-data: 1 of 2 datasets not fetched: casp"
+    assert okl_data("fetch", "casp")[0] == 2  # one dataset: its error alone, as before

@@ -70,31 +70,49 @@ def _list(specs, data, mirror) -> int:
 
 def _fetch(specs, data, mirror) -> int:
     """Each part downloaded (or found), parsed into its cache and its cache's bytes checked: a damaged cache (a
-    flipped bit) is parsed again, where it was reported ready and every run then refused it."""
+    flipped bit) is parsed again, where it was reported ready and every run then refused it. Of several datasets,
+    one that cannot be had (offline, not in the mirror) is said and the others fetched (``--all`` stopped at the
+    first, leaving the mirror's others unfetched): exit 1 when one failed, after the rest."""
+    from okl.errors import OklError
+
+    failed = []
+    for spec in specs:
+        try:
+            _fetch_one(spec, data, mirror)
+        except OklError as exc:
+            if len(specs) == 1:
+                raise
+            failed.append(spec.name)
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+    if failed:
+        print(f"{PROG}: {len(failed)} of {len(specs)} datasets not fetched: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _fetch_one(spec, data, mirror) -> None:
+    """The parts of one dataset (:func:`_fetch`)."""
     import shutil
 
     from okl.data import cache
     from okl.errors import DataError
 
-    for spec in specs:
-        for part in spec.parts:
-            start = time.perf_counter()
+    for part in spec.parts:
+        start = time.perf_counter()
+        directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
+        try:
+            cache.check_content(directory, cache.read_meta(directory))
+        except DataError as exc:
+            print(f"{spec.name}/{part.name}: {exc.args[0].partition(': remove')[0]}: parsed again")
+            shutil.rmtree(directory)
             directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
-            try:
-                cache.check_content(directory, cache.read_meta(directory))
-            except DataError as exc:
-                print(f"{spec.name}/{part.name}: {exc.args[0].partition(': remove')[0]}: parsed again")
-                shutil.rmtree(directory)
-                directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
-            meta = cache.read_meta(directory)
-            files = ", ".join(
-                f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]
-            )
-            print(
-                f"{spec.name}/{part.name}: {meta['rows']:,} rows × {meta['d']} in {directory} "
-                f"({time.perf_counter() - start:.2f} s) from {files}"
-            )
-    return 0
+        meta = cache.read_meta(directory)
+        files = ", ".join(
+            f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]
+        )
+        print(
+            f"{spec.name}/{part.name}: {meta['rows']:,} rows × {meta['d']} in {directory} "
+            f"({time.perf_counter() - start:.2f} s) from {files}"
+        )
 
 
 def _verify(specs, data, mirror) -> int:
