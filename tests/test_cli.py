@@ -251,6 +251,10 @@ BAD_INPUTS = [
     # "internal error: TypeError: 'int' object is not iterable", "...: ValueError: Config group override must be..."
     (["learner=raker", "learner.sigma2=1"], "learner 'raker': sigma2 takes a list of numbers, e.g. [1] (got 1)"),
     (["learner=null"], "learner=null: a config group takes one of its names, not null (okl-run --help lists them)"),
+    (  # "internal error: ValueError: n_jobs == 0 in Parallel has no meaning"
+        ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "seed=0,1"],
+        "hydra.launcher.n_jobs=0 runs no job: set the jobs to run at once (1 or more), or -1 for one per core",
+    ),
     (["sink.root=''"], "sink 'parquet': root is empty: give the results folder (default: $OKL_RESULTS, else results/)"),
     (
         ["dataset.target=température"],
