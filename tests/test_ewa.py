@@ -84,6 +84,11 @@ def test_cli_runs_the_default_lambda_grid_with_weight_columns(okl_run, results_r
         ("[{name:ridge}]", "unknown learner 'ridge'"),
         ("[{name:pkawv_nystrom_beforehand}]", "experts must be online"),
         ("[{name:fogd,D:0}]", "D must be an integer >= 1"),
+        # an expert's key was named as ewa's own (learner.loss, learner.sigmaa), whose setting changed nothing
+        ("[{name:fogd,sigmaa:0.3}]", "unknown key learner.experts[0].sigmaa for learner 'fogd'"),
+        ("[{name:fogd},{name:fogd,loss:hinge}]", "(fogd): learner 'fogd': loss 'hinge' is a loss of labels, and the"),
+        ("[{name:fogd},{name:fogd,loss:hinge}]", "; set learner.experts[1].loss=square"),
+        ("[{name:bsgd}]", "ewa's expert 0 (bsgd) does not handle regression datasets; it handles binary, multiclass"),
     ],
 )
 def test_bad_experts_are_one_line_errors(okl_run, experts, message):

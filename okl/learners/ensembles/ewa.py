@@ -93,7 +93,10 @@ class EWA(BlockLearner):
                 spec["seed"], seeded = getattr(self.params, "seed", 0), True
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
-            self.experts.append(cls(d, horizon=horizon, **spec))
+            try:
+                self.experts.append(cls(d, horizon=horizon, **spec))
+            except ConfigError as exc:
+                raise ConfigError(_expert_keys(exc, len(self.experts))) from None
         self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
         if not seeded and getattr(self.params, "seed", 0):  # no expert draws with the run's seed: one run (one id)
             self.params = replace(self.params, seed=0)
@@ -104,10 +107,15 @@ class EWA(BlockLearner):
         standalone runs', not ewa's)."""
         super().check_task(task)
         for i, expert in enumerate(getattr(self, "experts", ())):  # (Raker's code variant keeps none)
+            if task not in expert.tasks:
+                raise ConfigError(
+                    f"ewa's expert {i} ({expert.name}) does not handle {task} datasets; it handles "
+                    f"{', '.join(expert.tasks)}"
+                )
             try:
                 Learner.check_task(expert, task)
             except ConfigError as exc:
-                raise ConfigError(f"ewa's expert {i} ({expert.name}): {exc}") from None
+                raise ConfigError(f"ewa's expert {i} ({expert.name}): {_expert_keys(exc, i)}") from None
 
     def require_memory(self, rounds: int) -> None:
         """Each expert's check: an expert keeps its whole state (omkl's support vectors grow with the rounds)."""
@@ -154,3 +162,9 @@ class EWA(BlockLearner):
     @property
     def model_size(self) -> int:
         return sum(e.model_size for e in self.experts)
+
+
+def _expert_keys(exc: ConfigError, i: int) -> str:
+    """An expert's error in the keys of okl-run: its ``learner.key`` is ``learner.experts[i].key`` (it named ewa's
+    own key, and its advice, set there, changed nothing)."""
+    return str(exc).replace("learner.", f"learner.experts[{i}].")
