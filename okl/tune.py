@@ -4,12 +4,13 @@ A study searches the keys given as Optuna distributions (:func:`parse_space`: ``
 ``sigma=uniform(0.1,2)``, ``M=int(1,4)``, ``kors=choice(eq4,code)``); every other argument is an ``okl-run``
 override shared by all trials. Each trial plays one ordinary run per seed (under the results root, visible to
 ``okl-results``; a run already there is reused) on the stream's first ``prefix`` rounds, and scores the mean of
-their average losses. While a run plays, its average loss so far is reported to Optuna at ``CHECKPOINTS``
-evenly spaced rounds (step = seed index × ``CHECKPOINTS`` + checkpoint), so the pruner (median by default)
-stops a trial that is worse than the median of the earlier ones at the same point: its run ends there with
-status ``pruned``. When the study holds ``trials`` trials, the best values play the report runs on the rest of
-the stream (``dataset.skip`` moved past the prefix, to the user's ``dataset.length``), with the same seeds: the
-numbers to quote, since no choice saw them.
+their average losses; a trial whose run fails, or whose values the learner refuses, fails with its reason (never a
+loss over part of the prefix: ``timeout_s`` is refused), and Ctrl-C ends the study with its trial failed. While a
+run plays, its average loss so far is reported to Optuna at ``CHECKPOINTS`` evenly spaced rounds (step = seed index
+× ``CHECKPOINTS`` + checkpoint), so the pruner (median by default) stops a trial that is worse than the median of
+the earlier ones at the same point: its run ends there with status ``pruned``. When the study holds ``trials``
+trials, the best values play the report runs on the rest of the stream (``dataset.skip`` moved past the prefix, to
+the user's ``dataset.length``), with the same seeds: the numbers to quote, since no choice saw them.
 
 The study lives in ``<results root>/okl-tune.db`` (SQLite, ``optuna-dashboard sqlite:///results/okl-tune.db``
 shows it) under a name derived from the command (or ``--study``): running the same command again continues it
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import re
 import time
 from collections.abc import Callable
@@ -78,11 +78,14 @@ class Study:
         return skip, length
 
     @property
-    def study_name(self) -> str:
-        if self.name:
-            return self.name
+    def command(self) -> str:
+        """What makes the study: its fixed overrides, search space and prefix, in a fixed order."""
         words = sorted(self.overrides) + [f"{k}={v!r}" for k, v in sorted(self.space.items())] + [str(self.prefix)]
-        return "okl-" + hashlib.sha256(" ".join(words).encode()).hexdigest()[:10]
+        return " ".join(words)
+
+    @property
+    def study_name(self) -> str:
+        return self.name or "okl-" + hashlib.sha256(self.command.encode()).hexdigest()[:10]
 
 
 def parse_space(arguments: list[str]) -> tuple[list[str], dict[str, object]]:
@@ -133,6 +136,11 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if any(o.startswith("timeout_s=") and o != "timeout_s=null" for o in study.overrides):
+        raise ConfigError(  # trials stopped at different rounds were compared, the longest-played one "best"
+            "timeout_s stops a trial before the end of its prefix, and only trials played to the end are scored: "
+            "drop timeout_s (a shorter --prefix makes the trials shorter)"
+        )
     inside = {k: _inside(d) for k, d in study.space.items()}
     variants = [inside] + [{**inside, k: c} for k, d in study.space.items() for c in getattr(d, "choices", ())[1:]]
     for values in variants:  # a bad override, any choice, or a prefix that leaves no rest: before any study is stored
@@ -145,15 +153,27 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
                         f"--prefix {study.prefix} leaves no rows to report on ({exc}): give a shorter --prefix"
                     ) from None
                 raise
-    study.root.mkdir(parents=True, exist_ok=True)
+    try:
+        study.root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file there, or no right to write: a traceback before
+        raise ConfigError(
+            f"cannot use the results root {study.root}: {exc.strerror or exc}; set OKL_RESULTS (or --root) to a "
+            "writable folder"
+        ) from None
     storage = f"sqlite:///{study.root.resolve() / 'okl-tune.db'}"
     base = optuna.load_study(study_name=study.study_name, storage=storage) if _exists(study, storage) else None
-    done = len(base.trials) if base else 0
+    ended = ("COMPLETE", "PRUNED", "FAIL")  # a trial left running by a process that is gone is not one of the study's
+    done = sum(t.state.name in ended for t in base.trials) if base else 0
     scored = base.user_attrs.get("seeds", study.seeds) if base else study.seeds
     if scored != study.seeds:  # its best would be chosen among means over other numbers of seeds
         raise ConfigError(
             f"study {study.study_name} scores its trials over {scored} seed{'s' * (scored != 1)}: pass --seeds "
             f"{scored} to continue it, or --study NAME for a new study"
+        )
+    made = base.user_attrs.get("command", study.command) if base else study.command
+    if made != study.command:  # --study NAME given to another command: its best was another learner's, or space's
+        raise ConfigError(
+            f"study {study.study_name} was made by another command ({made}): give this one another --study name"
         )
     pruner = (
         optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=2)
@@ -170,6 +190,7 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
         pruner=pruner,
     )
     optuna_study.set_user_attr("seeds", study.seeds)
+    optuna_study.set_user_attr("command", study.command)
     say(f"study {study.study_name} in {storage}: {done} trials there, {max(0, study.trials - done)} to play")
     start = time.perf_counter()
     for _ in range(max(0, study.trials - done)):
@@ -181,9 +202,21 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
             optuna_study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             say(f"  trial #{trial.number}: {values}: pruned")
             continue
+        except Failed as exc:
+            optuna_study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            say(f"  trial #{trial.number}: {values}: failed ({exc})")
+            continue
+        except BaseException:  # Ctrl-C: the trial is not left running (it counted as done, unscored, forever)
+            optuna_study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise
         optuna_study.tell(trial, value)
         say(f"  trial #{trial.number}: {values}: {value:.6g}")
     states = [t.state.name for t in optuna_study.trials]
+    if "COMPLETE" not in states:
+        raise ConfigError(
+            f"no trial of study {study.study_name} was scored ({len(states)} failed or pruned, their reasons above): "
+            "narrow the ranges to values the learner takes"
+        )
     best = optuna_study.best_params
     say(f"best of {len(states)} trials ({states.count('PRUNED')} pruned): {best} -> {optuna_study.best_value:.6g}")
     report = [_play(study, best, seed, report=True) for seed in range(study.seeds)]
@@ -234,12 +267,29 @@ def _objective(study: Study, trial) -> float:
     return sum(losses) / len(losses)
 
 
+class Failed(Exception):
+    """A trial with no score: a run that failed or stopped before its last round, or values its learner refuses."""
+
+
 def _play(study: Study, values: dict, seed: int, report: bool = False, observe=None) -> float:
-    """One run of the study: the fixed overrides, ``values``, the seed; on the prefix, or on the rest (report)."""
-    outcome = runner.execute(config.plan(_composed(study, values, seed, report)), progress=False, observe=observe)
+    """One run of the study: the fixed overrides, ``values``, the seed; on the prefix, or on the rest (report). Only a
+    complete run scores: an interrupted one (Ctrl-C) stops the study (KeyboardInterrupt), and a failed one, or one
+    stopped early, fails its trial (:class:`Failed`): its loss over the rounds it played was scored as the trial's,
+    beside trials scored over the whole prefix."""
+    try:
+        plan = config.plan(_composed(study, values, seed, report))
+    except ConfigError as exc:  # values inside the range that the learner refuses (uniform(-5, 6) for sigma)
+        raise Failed(str(exc)) from None
+    outcome = runner.execute(plan, progress=False, observe=observe)
     if outcome.status == "pruned":
         raise Stop
-    return math.inf if outcome.average_loss is None or outcome.status == "failed" else outcome.average_loss
+    if outcome.status == "interrupted":
+        raise KeyboardInterrupt
+    if outcome.status != "complete" or outcome.average_loss is None:
+        raise Failed(
+            f"its run is {outcome.status} at round {outcome.rounds:,}" + (f": {outcome.error}" if outcome.error else "")
+        )
+    return outcome.average_loss
 
 
 def _composed(study: Study, values: dict, seed: int, report: bool) -> DictConfig:

@@ -134,3 +134,88 @@ def test_the_report_starts_after_the_trials_rows_within_the_users_window(results
     code, out, err = tune(capsys, data_file, "--trials", "2", "--seeds", "1", "dataset.skip=700", "--study", "third")
     assert code == 2 and err.startswith("okl-tune: error: --prefix 600 leaves no rows to report on (dataset.skip=1300")
     assert err.rstrip().endswith("give a shorter --prefix") and err.count("\n") == 1
+
+
+def test_values_the_learner_refuses_fail_their_trials_and_the_study_goes_on(results_root, data_file, capsys):
+    """sigma=uniform(-5,6): a negative sigma aborted the study and left its trial running for good, counted as done
+    by the next command (which then played fewer trials than asked). Now that trial fails, with its reason, and the
+    study goes on; a study where no trial can be scored is an error."""
+    argv = [
+        "dataset=file", f"dataset.path={data_file}", "dataset.target=y", "learner=pkawv_taylor", "M=2",
+        "sigma=uniform(-5,6)", "--prefix", "300", "--trials", "8", "--pruner", "none",
+    ]  # fmt: skip
+    code, out, err = call(lambda: tune_cli.main(argv), capsys)
+    assert code == 0, err
+    failed = re.findall(r"trial #\d+: sigma=(-[\d.e+-]+): failed \(.*sigma must be .*> 0", out)
+    scored = re.findall(r"trial #\d+: sigma=([\d.e+-]+): [\d.e+-]+$", out, re.M)
+    assert failed and scored and len(failed) + len(scored) == 8 and "best of 8 trials" in out
+    code, out, err = call(lambda: tune_cli.main([*argv[:5], "sigma=uniform(-5,-1)", *argv[6:]]), capsys)
+    assert code == 2 and "sigma must be a finite number > 0" in err and "trial #" not in out  # refused before
+
+
+def test_a_study_whose_trials_all_fail_is_an_error_naming_them(results_root, data_file, capsys, monkeypatch):
+    """Every trial's run failed (raker predicting NaN): okl-tune printed inf for each, "best ... -> inf", and exited
+    0. Each failure is said with the run's reason, and the study ends in an error."""
+    import okl.tune
+    from okl.runner.lifecycle import Outcome
+
+    played = okl.tune.runner.execute
+
+    def failing(plan, **kw):
+        outcome = played(plan, **kw)
+        return Outcome("failed", 17, None, outcome.run, error="pkawv_taylor predicted nan at round 18")
+
+    monkeypatch.setattr(okl.tune.runner, "execute", failing)
+    code, out, err = tune(capsys, data_file, "--trials", "2", "--pruner", "none", "--seeds", "1")
+    assert code == 2 and "no trial of study" in err and "was scored" in err and err.count("\n") == 1, err
+    assert out.count("failed (its run is failed at round 17: pkawv_taylor predicted nan at round 18)") == 2
+
+
+def test_a_trial_is_scored_only_on_a_run_played_to_the_end_of_its_prefix(results_root, data_file, capsys, monkeypatch):
+    """timeout_s stopped trials at different rounds and scored each over the rounds it had played (the longest-played
+    one came out "best"); a Ctrl-C during a trial scored its run's partial loss and went on. timeout_s is refused,
+    and an interrupted run ends the study with its trial failed, never scored."""
+    argv = [
+        "dataset=file", f"dataset.path={data_file}", "dataset.target=y", "learner=pkawv_taylor", "M=2",
+        "lam=loguniform(1e-3,10)", "--prefix", "600", "--trials", "3", "--pruner", "none",
+    ]  # fmt: skip
+    code, _, err = call(lambda: tune_cli.main([*argv, "timeout_s=0.05"]), capsys)
+    assert code == 2 and "timeout_s stops a trial before the end of its prefix" in err
+    from okl import runner
+    from okl.runner.lifecycle import Outcome
+
+    played = runner.execute
+
+    def interrupted(plan, **kw):
+        outcome = played(plan, **kw)
+        return Outcome("interrupted", outcome.rounds // 2, 0.001, outcome.run)  # a partial loss, far below the rest
+
+    monkeypatch.setattr(runner, "execute", interrupted)
+    code, out, err = call(lambda: tune_cli.main(argv), capsys)
+    assert code == 130 and "interrupted; the study keeps its ended trials" in err and "0.001" not in out
+    import optuna
+
+    storage = f"sqlite:///{results_root.resolve() / 'okl-tune.db'}"
+    (summary,) = optuna.get_all_study_summaries(storage=storage)
+    assert [t.state.name for t in optuna.load_study(study_name=summary.study_name, storage=storage).trials] == ["FAIL"]
+
+
+def test_a_study_name_given_to_another_command_is_refused(results_root, data_file, capsys):
+    """--study S on a second command (another learner, another space) went on the first's study and reported the
+    first's best values as its own."""
+    assert tune(capsys, data_file, "--trials", "2", "--pruner", "none", "--study", "S")[0] == 0
+    argv = [
+        "dataset=file", f"dataset.path={data_file}", "dataset.target=y", "learner=fogd",
+        "sigma=uniform(0.5,2)", "--prefix", "600", "--trials", "4", "--study", "S", "--seeds", "2",
+    ]  # fmt: skip
+    code, out, err = call(lambda: tune_cli.main(argv), capsys)
+    assert code == 2 and "study S was made by another command (" in err and "trial #" not in out
+
+
+def test_a_results_root_that_is_a_file_is_one_line(tmp_path, data_file, capsys):
+    """okl-tune with OKL_RESULTS (or --root) naming a file: a FileExistsError traceback."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    argv = ["dataset=file", f"dataset.path={data_file}", "dataset.target=y", "lam=loguniform(1e-3,1)"]
+    code, _, err = call(lambda: tune_cli.main([*argv, "--prefix", "300", "--root", str(afile)]), capsys)
+    assert code == 2 and f"cannot use the results root {afile}" in err and err.count("\n") == 1, err

@@ -56,3 +56,6 @@ def main(argv: list[str] | None = None) -> None:
     except (OklError, HydraException, OmegaConfBaseException) as exc:  # an override Hydra refuses, as okl-run says it
         print(f"{PROG}: error: {describe(exc)}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:  # the trial that played is failed, not scored on the rounds it played
+        print(f"{PROG}: interrupted; the study keeps its ended trials: the same command continues it", file=sys.stderr)
+        sys.exit(130)
