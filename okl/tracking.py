@@ -83,7 +83,8 @@ def default_uri(root: Path) -> str:
 
 
 def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: Path | None = None) -> tuple[int, int]:
-    """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there)."""
+    """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there). A run an earlier
+    export left unfinished (stopped while logging it) is deleted there and logged again."""
     try:
         from mlflow import MlflowClient
         from mlflow.entities import Metric, Param
@@ -101,7 +102,14 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: P
         else client.create_experiment(EXPERIMENT, artifact_location=(root.resolve() / "mlartifacts").as_uri())
     )
     drawn = _figures(figures) if figures is not None else {}
-    there = {r.data.tags[TAG] for r in client.search_runs([experiment], max_results=50_000) if TAG in r.data.tags}
+    there = set()
+    for found_run in client.search_runs([experiment], max_results=50_000):
+        if TAG not in found_run.data.tags:
+            continue
+        if found_run.info.status == "FINISHED":
+            there.add(found_run.data.tags[TAG])
+        else:  # an export stopped inside it (Ctrl-C): half logged, and it was "already there" to every later export
+            client.delete_run(found_run.info.run_id)
     logged = 0
     for row in table.to_dict("records"):
         if row["run"] in there:

@@ -79,3 +79,22 @@ def test_a_run_of_a_drawn_artefact_carries_its_figure(okl_run, results_root, tmp
     assert [a.path for a in client.list_artifacts(logged[run.plan.run_id])] == ["pkawv_taylor_convergence.png"]
     other = next(mlflow_id for okl_id, mlflow_id in logged.items() if okl_id != run.plan.run_id)
     assert client.list_artifacts(other) == []
+
+
+def test_a_run_an_interrupted_export_left_unfinished_is_logged_again(two_runs, capsys, monkeypatch):
+    """Ctrl-C while logging a run printed a traceback and left that MLflow run RUNNING, half logged; later exports
+    counted it "already there" for good. The interrupt is one line, and the next export logs the run again."""
+    from mlflow import MlflowClient
+
+    from okl import tracking
+
+    curve = tracking._curve
+    monkeypatch.setattr(tracking, "_curve", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    code, _, err = call(lambda: results_cli.main(["export", "--mlflow"]), capsys)
+    assert code == 130 and err.endswith("\nokl-results: interrupted\n") and "Traceback" not in err  # MLflow logs first
+    monkeypatch.setattr(tracking, "_curve", curve)
+    code, out, err = call(lambda: results_cli.main(["export", "--mlflow"]), capsys)
+    assert code == 0 and "MLflow: 2 runs logged, 0 already there" in out, err
+    client = MlflowClient(f"sqlite:///{two_runs.resolve() / 'mlflow.db'}")
+    (experiment,) = [e for e in client.search_experiments() if e.name == "okl"]
+    assert sorted(r.info.status for r in client.search_runs([experiment.experiment_id])) == ["FINISHED", "FINISHED"]

@@ -16,7 +16,8 @@ from typing import Any
 def command(main: Callable[..., Any]) -> Callable[..., Any]:
     """A console script's ``main``, ending quietly when its reader goes away (``okl-data list | head``): the
     closed pipe ends the command with the status of a process killed by SIGPIPE (141), without Python's
-    BrokenPipeError traceback, here or when the interpreter flushes stdout at exit."""
+    BrokenPipeError traceback, here or when the interpreter flushes stdout at exit. Ctrl-C that the script does not
+    handle itself ends it in one line with status 130 (``okl-results export --mlflow`` printed a traceback)."""
 
     @functools.wraps(main)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -28,5 +29,8 @@ def command(main: Callable[..., Any]) -> Callable[..., Any]:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
             sys.exit(128 + signal.SIGPIPE)
+        except KeyboardInterrupt:
+            print(f"{main.__globals__.get('PROG', 'okl')}: interrupted", file=sys.stderr)
+            sys.exit(128 + signal.SIGINT)
 
     return wrapped
