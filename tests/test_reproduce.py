@@ -233,6 +233,7 @@ def test_list_names_every_artefact_with_its_data(no_data, capsys):
     [
         (["nope"], "unknown artefact 'nope'; choose among: pkawv_fig2_cod_rna,"),
         ([], "name the artefacts to reproduce (okl-reproduce --list shows them), or pass --all"),
+        (["--all", "nosuch", "--no-run"], "--all reproduces every artefact: drop nosuch, or drop --all"),  # played all
         (["--all", "--seeds", "0"], "--seeds and --jobs take a positive number"),
     ],
 )
@@ -502,3 +503,20 @@ def test_a_runs_expected_cost_reads_the_history_of_its_dataset_by_name_not_by_it
     assert run.dataset == "Phishing"
     history = {("fogd", "river"): 2e-3, ("fogd", ""): 1e-6}
     assert pipeline._expected_seconds(run, history) == pytest.approx(2e-3 * run.plan.rounds)
+
+
+def test_unusable_out_and_report_paths_are_one_line_before_any_run(capsys, tmp_path, monkeypatch):
+    """A folder given as --report, a --report in a missing folder, a file given as --out: tracebacks, okl-bench's after
+    every case had played. Each is one line before anything runs (no run is started: pipeline.reproduce_all fails)."""
+    monkeypatch.setattr(pipeline, "reproduce_all", lambda *a, **k: pytest.fail("a run started"))
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    cases = [
+        (cli, ["raker_fig1_synthetic", "--no-run", "--report", str(tmp_path)], f"--report {tmp_path} is a folder"),
+        (cli, ["raker_fig1_synthetic", "--no-run", "--out", str(afile)], f"--out {afile} is a file"),
+        (bench_cli, ["bench_synthetic", "--smoke", "--report", str(tmp_path / "no" / "B.md")], "there is no folder"),
+        (bench_cli, ["bench_synthetic", "--smoke", "--out", str(afile)], f"--out {afile} is a file"),
+    ]
+    for module, argv, message in cases:
+        code, _, err = call(lambda module=module, argv=argv: module.main(argv), capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err

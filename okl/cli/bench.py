@@ -63,13 +63,13 @@ def main(argv: list[str] | None = None) -> None:
         if unknown:  # before loading: an unknown name is not a paper artefact to list
             raise OklError(f"{unknown[0]!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}")
         cases = [catalog.load(n) for n in args.names] if args.names else catalog.benchmarks()
+        out = default_out(args)
+        default = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
+        report.outputs(out, args.report or default)  # before the runs: it failed after every one had played
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    out = default_out(args)
-    out.mkdir(parents=True, exist_ok=True)
     repeats = 1 if args.smoke else args.repeats
-    default = out / "BENCHMARKS.md" if args.smoke else Path("BENCHMARKS.md")
     names = [c.name for c in cases]
     path, note = report.target(args.report, default, out, names, catalog.BENCH, "okl-bench with no NAME")
     if note:

@@ -71,12 +71,17 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not args.names and not args.all:
             raise OklError("name the artefacts to reproduce (okl-reproduce --list shows them), or pass --all")
+        if args.names and args.all:  # the names were ignored, an unknown one too, and every artefact played (40 min)
+            raise OklError(f"--all reproduces every artefact: drop {' '.join(args.names)}, or drop --all")
         artefacts = catalog.all_artefacts() if args.all else [catalog.load(n) for n in args.names]
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
     try:
         sys.exit(_reproduce(artefacts, args))
+    except OklError as exc:  # --out or --report unusable: said before any run
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the rounds played so far are saved (the same command resumes)", file=sys.stderr)
         sys.exit(130)
@@ -97,8 +102,8 @@ def _reproduce(artefacts, args) -> int:
     from okl.reproduce.pipeline import Options, failure_lines, reproduce_all
 
     out = args.out or Path("figures/smoke" if args.smoke else "figures")
-    out.mkdir(parents=True, exist_ok=True)
     default = out / "REPRODUCTION.md" if args.smoke or args.out else Path("REPRODUCTION.md")
+    report.outputs(out, args.report or default)
     path, note = report.target(args.report, default, out, [a.name for a in artefacts])
     if note:
         print(note)

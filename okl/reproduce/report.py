@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from okl.errors import OklError
 from okl.reproduce.catalog import ORDER, Artefact, load
 from okl.reproduce.checks import LEVEL, NO_SKILL, VERDICTS, Paper, Tolerance, Verdict, marking, paper_text, tally
 from okl.reproduce.metrics import METRICS, Row
@@ -379,6 +380,22 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
     lines += ["", "Claims our seeds do not resolve (every part within their noise):", ""]
     lines += [f"- {line}" for line in unresolved] or ["- none"]
     return "\n".join(lines) + "\n"
+
+
+def outputs(out: Path, report: Path) -> None:
+    """Make ``out`` (--out, the figures and sections) and check that ``report`` (--report) can be written, before any
+    run: a folder given as --report, a missing folder, or a file given as --out failed with a traceback at the end
+    (okl-bench, after every run), or at the start; an OklError in one line says which."""
+    if out.exists() and not out.is_dir():
+        raise OklError(f"--out {out} is a file: give a folder for the figures and sections")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OklError(f"cannot make --out {out}: {exc.strerror or exc}; give a folder that can be written") from None
+    if report.is_dir():
+        raise OklError(f"--report {report} is a folder: give the file to write, e.g. {report / 'REPORT.md'}")
+    if not report.parent.is_dir():
+        raise OklError(f"--report {report}: there is no folder {report.parent}; make it, or write the report elsewhere")
 
 
 def target(
