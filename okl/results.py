@@ -98,15 +98,22 @@ def load(
     columns, pushed down to the Parquet reader: ``field("t") > 1000``).
     """
     root = Path(root) if root is not None else default_root()
-    files = []
+    files, firsts = [], []
     for run_dir, manifest in _manifests(root, status, learner=learner, dataset=dataset, seed=seed, run=run):
-        files.extend(run_dir.parts(manifest))
+        parts = run_dir.parts(manifest)
+        files.extend(parts)
+        firsts.extend(parts[:1])
     if not files:
         return pd.DataFrame(columns=[*PARTITION.names, *(columns or [])])
     wanted = None if columns is None else [*PARTITION.names, *columns]
     try:
+        # every run's columns (a run's parts share them): the first file's alone dropped raker's weight_p, the
+        # Nyström learners' dictionary_size, POLK's risk..., and asking for one failed; a run without one has nulls
+        schemas = [pq.read_schema(f) for f in firsts]
+        schema = pa.unify_schemas([*schemas, PARTITION], promote_options="permissive")
         data = ds.dataset(
             [str(f) for f in files],
+            schema=schema,
             format="parquet",
             partitioning=ds.partitioning(PARTITION, flavor="hive"),
             partition_base_dir=str(root),

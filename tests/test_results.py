@@ -227,3 +227,22 @@ def test_a_run_with_a_damaged_manifest_is_named_when_left_out(okl_run, results_r
     assert code == 2 and "error: metric 'average_loss' has no value in the 1 runs matched: none has rounds saved" in err
     with pytest.warns(results.SkippedRun, match="run.json is not a readable manifest"):
         assert set(results.runs().learner) == {"pkrr_taylor"}
+
+
+def test_load_reads_every_runs_columns_with_nulls_where_a_run_has_none(okl_run, results_root):
+    """The rounds' columns came from the first file alone: raker's weight_p and the Nyström learners'
+    dictionary_size were dropped from the root's table, and asking for one failed with a schema dump."""
+    for learner in ("fogd", "raker", "pkawv_nystrom"):
+        assert okl_run(f"learner={learner}", "n=200", "progress=false")[0] == 0
+    rounds = results.load(results_root)
+    assert {"weight_0", "weight_2", "dictionary_size"} <= set(rounds.columns) and len(rounds) == 600
+    weights = results.load(results_root, columns=["t", "weight_0"]).groupby("learner").weight_0.count()
+    assert weights.to_dict() == {"fogd": 0, "pkawv_nystrom": 0, "raker": 200}
+    alone = results.load(results_root, learner="raker")
+    np.testing.assert_array_equal(alone.weight_0, rounds[rounds.learner == "raker"].sort_values("t").weight_0)
+
+
+def test_okl_results_help_names_its_export_command(capsys):
+    """The README documents okl-results export; okl-results --help did not mention it."""
+    code, out, _ = call(lambda: results_cli.main(["--help"]), capsys)
+    assert code == 0 and "okl-results export [--format csv] [--mlflow [URI]]" in " ".join(out.split())

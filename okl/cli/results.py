@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["export"]:
         export(argv[1:])
         return
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.splitlines()[0].split(": ", 1)[1],
+        epilog=f"{PROG} export [--format csv] [--mlflow [URI]]: the finished runs as one table beside the rounds, and "
+        f"into MLflow ({PROG} export --help)",
+    )
     parser.add_argument("--root", type=Path, help="the results root (default: $OKL_RESULTS, else results/)")
     parser.add_argument("--learner", help="only this learner")
     parser.add_argument("--dataset", help="only this dataset")
