@@ -41,7 +41,7 @@ def main() -> None:
         okl_sweeper.install()  # -m composes each distinct structure once (okl.compose)
         _multirun_first()
         if "hydra.launcher.n_jobs=0" in sys.argv[1:]:  # before Hydra makes the sweep's folder
-            raise ValueError("n_jobs == 0 in Parallel")
+            _fail(NO_JOBS)
 
         with main_reads_files_once():
             hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
@@ -54,6 +54,9 @@ def main() -> None:
         if debug:
             raise
         _fail(describe(exc))
+
+
+NO_JOBS = "hydra.launcher.n_jobs=0 runs no job: set the jobs to run at once (1 or more), or -1 for one per core"
 
 
 def _multirun_first() -> None:
@@ -148,8 +151,8 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, ValueError) and str(exc).startswith("Config group override must be a string or a list"):
         group = next((a.partition("=")[0] for a in sys.argv[1:] if a.endswith("=null")), "a config group")
         return f"{group}=null: a config group takes one of its names, not null (okl-run --help lists them)"
-    if isinstance(exc, ValueError) and str(exc).startswith("n_jobs == 0 in Parallel"):  # joblib's, or main()'s
-        return "hydra.launcher.n_jobs=0 runs no job: set the jobs to run at once (1 or more), or -1 for one per core"
+    if isinstance(exc, ValueError) and str(exc).startswith("n_jobs == 0 in Parallel"):  # joblib's (a config file's 0)
+        return NO_JOBS
     if isinstance(exc, ValueError) and str(exc).startswith("Only one of --run, --multirun, --cfg"):
         return f"{_first_line(exc)}: drop -m to print one run's configuration (okl-run ... --cfg job)"
     if isinstance(exc, (ConfigCompositionException, OmegaConfBaseException)):
