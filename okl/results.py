@@ -25,7 +25,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from okl.errors import ConfigError, DataError
-from okl.store import FINISHED, PARTITION, Manifest, RunDir, find, unreadable
+from okl.store import FINISHED, PARTITION, Manifest, RegretEntry, RunDir, find, unreadable
 
 field = ds.field  # row filters for load(where=...): field("t") > 1000, field("loss") < 1
 GROUPS = ("learner", "dataset")  # the identity's groups, whose keys become the columns <group>.<key>
@@ -163,17 +163,8 @@ def _analyses(manifest: Manifest) -> dict[str, object]:
             numbers[key] = value
     regret = manifest.analyses.get("regret")
     if regret and "comparator" in regret:
-        numbers["regret.comparator"] = comparator_text(regret)
+        numbers["regret.comparator"] = RegretEntry.comparator_of(regret)
     return numbers
-
-
-def comparator_text(entry: dict) -> str:
-    """A regret entry's comparator and its settings, ``krr(lam=1.0, sigma=1.0)``."""
-    settings = ", ".join(f"{k}={entry[k]}" for k in sorted(entry) if k not in REGRET_FIELDS)
-    return f"{entry['comparator']}({settings})"
-
-
-REGRET_FIELDS = {"comparator", "rounds", "regret", "comparator_loss", "penalty", "cached", "seconds"}  # not settings
 
 
 def _settings(manifest: Manifest) -> dict[str, object]:

@@ -25,7 +25,7 @@ from okl.errors import ConfigError, DataError
 from okl.learners import Learner
 from okl.registry import identity
 from okl.regret.base import Comparator
-from okl.store import FINISHED, Cache, Manifest, RunDir, digest
+from okl.store import FINISHED, Cache, Manifest, RegretEntry, RunDir, digest
 
 KEY = "regret"
 
@@ -87,16 +87,16 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
     ell, penalty, cached = _cached_losses(comparator, X, y, Cache(run.root, "comparators"))
     regret = cum_loss - np.cumsum(ell)
     run.set_column("regret", regret)
-    return {
-        "comparator": comparator.name,
-        **identity(comparator.params),
-        "rounds": n,
-        "regret": float(regret[-1]),
-        "comparator_loss": float(ell.sum()),
-        "penalty": penalty,
-        "cached": cached,
-        "seconds": time.perf_counter() - t0,
-    }
+    return RegretEntry(
+        comparator.name,
+        identity(comparator.params),
+        rounds=n,
+        regret=float(regret[-1]),
+        comparator_loss=float(ell.sum()),
+        penalty=penalty,
+        cached=cached,
+        seconds=time.perf_counter() - t0,
+    ).to_json()
 
 
 def matches(entry: dict | None, comparator: Comparator, rounds: int) -> bool:

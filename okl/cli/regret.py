@@ -40,8 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     from okl.analyses.regret import score_run
     from okl.errors import OklError
     from okl.regret import COMPARATORS
-    from okl.results import comparator_text
-    from okl.store import RunDir
+    from okl.store import RegretEntry, RunDir
 
     try:
         if args.comparator is not None:
@@ -69,11 +68,13 @@ def main(argv: list[str] | None = None) -> None:
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
             replaced = ""
-            if "comparator" in before and comparator_text(before) != comparator_text(entry):
-                replaced = f"; it replaces the score against {comparator_text(before)}, {before['regret']:.6g}"
+            if "comparator" in before and RegretEntry.comparator_of(before) != RegretEntry.comparator_of(entry):
+                replaced = (
+                    f"; it replaces the score against {RegretEntry.comparator_of(before)}, {before['regret']:.6g}"
+                )
             print(
                 f"{path}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds against "
-                f"{comparator_text(entry)} ({source}){replaced}"
+                f"{RegretEntry.comparator_of(entry)} ({source}){replaced}"
             )
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -96,3 +96,42 @@ class Manifest:
 
 
 FIELDS = frozenset(f.name for f in dataclasses.fields(Manifest))
+
+
+@dataclass(frozen=True)
+class RegretEntry:
+    """The manifest's ``regret`` entry (``okl-regret``, :mod:`okl.analyses.regret`): the comparator's name and
+    settings, then the score. In the file the settings sit beside the score's fields (``{"comparator": "krr",
+    "lam": 1.0, "rounds": 10, "regret": 2.5, ...}``), so an entry written before this record reads back the same.
+
+    Example::
+
+        >>> e = RegretEntry("krr", {"lam": 1.0}, rounds=10, regret=2.5, comparator_loss=3.0, penalty=0.5,
+        ...                 cached=False, seconds=0.1)
+        >>> RegretEntry.comparator_of(e.to_json())
+        'krr(lam=1.0)'
+    """
+
+    comparator: str
+    settings: dict[str, Any]
+    rounds: int
+    regret: float
+    comparator_loss: float
+    penalty: float
+    cached: bool
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        score = {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("comparator", "settings")
+        }
+        return {"comparator": self.comparator, **self.settings, **score}
+
+    @staticmethod
+    def comparator_of(entry: dict[str, Any]) -> str:
+        """What an entry (as in the file) was scored against, with its settings: ``krr(lam=1.0, sigma=1.0)``."""
+        settings = ", ".join(f"{k}={entry[k]}" for k in sorted(entry) if k not in _REGRET_FIELDS)
+        return f"{entry['comparator']}({settings})"
+
+
+_REGRET_FIELDS = frozenset(f.name for f in dataclasses.fields(RegretEntry)) - {"settings"}  # the rest are settings
