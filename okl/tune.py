@@ -211,7 +211,7 @@ def run(study: Study, say: Callable[[str], None] = print) -> dict:
             raise
         optuna_study.tell(trial, value)
         say(f"  trial #{trial.number}: {values}: {value:.6g}")
-    states = [t.state.name for t in optuna_study.trials]
+    states = [t.state.name for t in optuna_study.trials if t.state.name in ended]  # not those a dead process left
     if "COMPLETE" not in states:
         raise ConfigError(
             f"no trial of study {study.study_name} was scored ({len(states)} failed or pruned, their reasons above): "

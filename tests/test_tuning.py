@@ -70,6 +70,19 @@ def test_the_same_command_continues_the_study_with_new_proposals(results_root, d
     assert f"study {summary.study_name} scores its trials over 2 seeds: pass --seeds 2 to continue it" in err
 
 
+def test_a_trial_a_killed_process_left_running_is_neither_counted_nor_best(results_root, data_file, capsys):
+    import optuna
+
+    assert tune(capsys, data_file, "--trials", "3", "--pruner", "none")[0] == 0
+    storage = f"sqlite:///{results_root.resolve() / 'okl-tune.db'}"
+    (summary,) = optuna.get_all_study_summaries(storage=storage)
+    optuna.load_study(study_name=summary.study_name, storage=storage).ask()  # the process dies: RUNNING forever
+    code, out, err = tune(capsys, data_file, "--trials", "5", "--pruner", "none")
+    assert code == 0, err
+    assert "3 trials there, 2 to play" in out and re.findall(r"trial #(\d+):", out) == ["4", "5"]
+    assert "best of 5 trials (0 pruned)" in out  # 6 in the study, one of them never ended
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
