@@ -20,7 +20,7 @@ def test_fetch_from_the_mirror_then_list_shows_the_cache(okl_data, mirror, tmp_p
     assert "all: missing" in lines["susy"] and len(lines) == 16
 
 
-def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data, monkeypatch):
+def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, okl_run, no_data, monkeypatch):
     write_susy(no_data, monkeypatch)
     assert okl_data("fetch", "susy")[0] == 0
     code, out, _ = okl_data("verify", "susy")
@@ -30,9 +30,19 @@ def test_verify_reports_a_corrupt_file_and_exits_1(okl_data, no_data, monkeypatc
         and "cache" in out
         and out.endswith("all verified (2 files and caches)\n")
     )
-    (no_data / "susy" / "cache" / "all-v2" / "x.bin").write_bytes(b"12345678")  # a truncated cache
+    listed = lambda: next(line for line in okl_data("list")[1].splitlines() if line.startswith("susy "))  # noqa: E731
+    assert listed().endswith("all: cached")
+    x = no_data / "susy" / "cache" / "all-v2" / "x.bin"
+    x.write_bytes(b"12345678")  # a truncated cache
     code, out, _ = okl_data("verify", "susy")
     assert code == 1 and "BROKEN" in out and "1 problem(s) found" in out
+    # list said "cached", and every run then refused it
+    assert listed().endswith(f"all: DAMAGED cache ({x}: 8 bytes, expected 43,200; okl-data fetch susy parses it again)")
+    x.unlink()
+    assert listed().endswith(f"all: DAMAGED cache ({x}: missing, expected 43,200; okl-data fetch susy parses it again)")
+    code, _, err = okl_run("dataset=susy", "progress=false", "n=10")  # was a FileNotFoundError, as was fetch
+    assert code == 2 and err.count("\n") == 1 and f"{x}: missing, expected 43,200: remove " in err
+    assert okl_data("fetch", "susy")[0] == 0 and listed().endswith("all: cached")
 
 
 def test_a_same_size_cache_with_a_nan_fails_verify_and_the_run_names_the_cache(okl_data, okl_run, no_data, monkeypatch):

@@ -95,10 +95,16 @@ def cache_dirs(data: Path, spec: Spec, part: str) -> list[Path]:
 
 
 def part_state(spec: Spec, part: str, data: Path, mirror: Path | None) -> str:
-    """``cached``, ``raw in data`` / ``raw in mirror`` (parsed on first use), ``CORRUPT in mirror`` (a mirror
-    copy whose stored bytes are not the catalog's: it would be refused) or ``missing`` (to download)."""
-    if any(current(d, spec, part) for d in cache_dirs(data, spec, part)):
-        return "cached"
+    """``cached`` (its arrays have the sizes parsed: ``okl-data verify`` checks their bytes), ``DAMAGED cache`` (an
+    array truncated or gone: every run would refuse it), ``raw in data`` / ``raw in mirror`` (parsed on first use),
+    ``CORRUPT in mirror`` (a mirror copy whose stored bytes are not the catalog's: it would be refused) or
+    ``missing`` (to download)."""
+    caches = [d for d in cache_dirs(data, spec, part) if current(d, spec, part)]
+    if caches:
+        wrong = [w for d in caches if (w := wrong_size(d, read_meta(d)))]
+        if len(wrong) < len(caches):
+            return "cached"
+        return f"DAMAGED cache ({wrong[0]}; okl-data fetch {spec.name} parses it again)"
     if found := locate(spec, part, data, mirror):
         for file in found[1]:
             try:
@@ -276,8 +282,10 @@ def arrays_sha256(directory: Path) -> dict[str, str]:
 
 
 def check_content(directory: Path, meta: dict, found: dict[str, str] | None = None) -> None:
-    """Raise DataError when the arrays' content (``found``: their sha256, read from disk when None) is not
-    what was parsed (same size, other bytes)."""
+    """Raise DataError when the arrays are not what was parsed: another size or gone, or (``found``: their
+    sha256, read from disk when None) other bytes."""
+    if wrong := wrong_size(directory, meta):
+        raise DataError(f"{wrong}: remove {directory} and it is parsed again")
     found = arrays_sha256(directory) if found is None else found
     for key, recorded in meta["arrays_sha256"].items():
         if found[key] != recorded:
@@ -285,6 +293,18 @@ def check_content(directory: Path, meta: dict, found: dict[str, str] | None = No
                 f"{directory / f'{key}.bin'}: its content changed since it was parsed (sha256 {found[key][:12]}…, "
                 f"recorded {recorded[:12]}…): remove {directory} and it is parsed again"
             )
+
+
+def wrong_size(directory: Path, meta: dict) -> str:
+    """What is wrong with the sizes of a cache's x.bin and y.bin against its meta (rows × d of its dtypes): ``""``
+    when both are right, else the first's path and sizes (a copy cut short, a file deleted)."""
+    for key, shape in (("x", (meta["rows"], meta["d"])), ("y", (meta["rows"],))):
+        path = directory / f"{key}.bin"
+        expected = int(np.prod(shape)) * np.dtype(meta["dtypes"][key]).itemsize
+        size = path.stat().st_size if path.is_file() else None
+        if size != expected:
+            return f"{path}: {'missing' if size is None else f'{size:,} bytes'}, expected {expected:,}"
+    return ""
 
 
 @dataclass
@@ -302,9 +322,8 @@ class CachedPart:
 
     def _map(self, name: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         path = self.directory / name
-        expected = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if path.stat().st_size != expected:
-            raise DataError(f"{path}: {path.stat().st_size:,} bytes, expected {expected:,}: remove {self.directory}")
+        if wrong := wrong_size(self.directory, self.meta):
+            raise DataError(f"{wrong}: remove {self.directory}")
         with open(path, "rb") as fh:
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         self._maps.append(mapped)
