@@ -198,7 +198,7 @@ def plan(cfg: DictConfig, given: Iterable[str] = ()) -> Plan:
     sink = build_params("sink", "parquet", SinkParams, dict(values.get("sink") or {}))
     key = {
         "dataset": {"name": dataset.name, **identity(dataset.params)},
-        "learner": {"name": learner.name, **identity(learner.params)},
+        "learner": {"name": learner.name, **identity(learner.params), **learner.revised},
         "rounds": rounds,
         "seed": run.seed,
     }

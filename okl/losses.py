@@ -134,6 +134,12 @@ LABEL_LOSSES = ("hinge", "logistic", "squared_hinge", *MULTICLASS)  # the losses
 BINARY_OF = {"multi_hinge": "hinge", "multi_logistic": "logistic"}  # each multi-class loss's two-class form
 
 
+def labels_of(loss: str | None) -> str | None:
+    """What a label must be under ``loss``: ``"class"`` (an index 0, 1, 2, ...: a multi-class loss), ``"sign"`` (−1
+    or +1: the binary losses of labels) or None (any real number: the square loss, or no loss)."""
+    return "class" if loss in MULTICLASS else "sign" if loss in LABEL_LOSSES else None
+
+
 def multiclass_loss(loss: str, A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(ℓ, ∂ℓ/∂f) for activations A (B×C, A[i, c] = f_c(x_i)) and labels y (B): values (B) and
     gradients (B×C). The hinge's subgradient is +1 at r and −1 at y when the margin is violated

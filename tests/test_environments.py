@@ -11,7 +11,7 @@ from okl.datasets import DATASETS
 from okl.datasets.adversary import Adversary
 from okl.learners import LEARNERS
 from okl.regret import COMPARATORS
-from test_learners import SETTINGS, make
+from test_learners import SETTINGS, make, signs_for
 
 ONLINE = sorted(name for name in SETTINGS if LEARNERS.get(name).beforehand is None)
 
@@ -26,6 +26,7 @@ def test_queries_do_not_change_the_learner_and_equal_predict_one(name):
     """The environment protocol: predict_many is pure and gives each point's predict_one."""
     g = np.random.default_rng(3)
     X, y = g.uniform(-1, 1, (40, 3)), g.uniform(-1, 1, 40)
+    y = signs_for(name, y)
     quiet, queried = make(name), make(name)
     a = quiet.predict_learn_block(X, y)
     b = np.empty(40)

@@ -19,7 +19,7 @@ from okl.dictionary.kors import KORS
 from okl.errors import ConfigError
 from okl.jit import njit
 from okl.kernels import Kernel
-from okl.losses import LABEL_LOSSES
+from okl.losses import LABEL_LOSSES, labels_of
 from okl.registry import Registry, build_params
 from okl.validation import integer_at_least
 from okl.warmup import warm
@@ -80,8 +80,17 @@ class Learner(ABC):
 
     # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
     lighter: ClassVar[str] = ""
-    # Whether y is a class index 0, 1, ... (a multi-class loss): checked with the inputs (:func:`_checked`).
-    class_labels: bool = False
+    # Raised when a fix changes the numbers the same settings gave before: a run of an earlier revision is then
+    # another run (its id differs), played again rather than reused (okl.config.plan; 0 is left out of the id).
+    revision: ClassVar[int] = 0
+    # What y must be, checked with the inputs (:func:`_checked`): "class" (an index 0, 1, ...: a multi-class loss),
+    # "sign" (−1 or +1: hinge, logistic...) or None (any real number); set from the loss (okl.losses.labels_of).
+    labels: str | None = None
+
+    @property
+    def revised(self) -> dict[str, int]:
+        """The revision as it enters the run's identity: nothing at 0 (every earlier run id is kept)."""
+        return {"revision": self.revision} if self.revision else {}
 
     @property
     def grouping_free(self) -> bool:
@@ -106,6 +115,7 @@ class Learner(ABC):
         self.d = int(d)
         self.horizon = horizon
         self.params = build_params("learner", self.name or type(self).__name__, self.Params, params)
+        self.labels = labels_of(getattr(self.params, "loss", None))
         self.require_memory(0)  # before any allocation: the state that does not grow (FOGD's D features)
         warm(_all_finite, np.zeros(1))  # the input checks' loop (:func:`_checked`), not inside timed rounds
 
@@ -218,13 +228,14 @@ class Learner(ABC):
 def _checked(name: str, method):
     """``method`` behind the checks of its inputs: x a vector of d finite numbers (``predict_one``,
     ``learn_one``), X a B×d matrix of finite numbers (``predict_many``, ``predict_learn_block``), y finite
-    (and one per row of X), and a class index 0, 1, ... for a learner of a multi-class loss (``class_labels``: fsgd,
-    polk and bsgd took okl's own ±1 labels from Python silently, −1 as the last class, 2.7 as class 2, and 1e12 as
-    an allocation of 7 TiB). A wrong input is a one-line ValueError naming the learner, d and what came: a
-    2×5 matrix given to ``predict_one`` returned one number, and a NaN label turned every later prediction
-    into NaN. Cost: one pass over the numbers (about 4 µs for a 256×8 block); a round's two calls cost about
-    1 µs together (the wrapper of a round is its own function, with no branch for blocks: 3.5 µs before, a
-    sixth of a Nyström learner's compiled round)."""
+    (and one per row of X), a class index 0, 1, ... for a learner of a multi-class loss and −1 or +1 for one of a
+    binary loss of labels (``labels``: fsgd, polk and bsgd took okl's own ±1 labels from Python silently, −1 as the
+    last class, 2.7 as class 2, and 1e12 as an allocation of 7 TiB; a hinge learner took 2.5 or 0 as a label). A
+    wrong input is a one-line ValueError naming the learner, d and what came: a 2×5 matrix given to ``predict_one``
+    returned one number, a NaN label turned every later prediction into NaN, and an infinite input to
+    ``predict_one`` gave 0.0 (a plausible number) or NaN by learner. Cost: one pass over the numbers (about 4 µs for a
+    256×8 block); a round's two calls cost about 1 µs together (the wrapper of a round is its own function, with no
+    branch for blocks: 3.5 µs before, a sixth of a Nyström learner's compiled round)."""
     if getattr(method, "_checks_inputs", False):
         return method
     checked = (_checked_block if name in ("predict_many", "predict_learn_block") else _checked_round)(name, method)
@@ -239,18 +250,21 @@ def _checked_round(name: str, method):
 
     def checked(self, x, *rest):
         if type(x) is not np.ndarray or (x.dtype is not _FLOAT64 and x.dtype != _FLOAT64):
-            x = np.asarray(x, dtype=np.float64)
+            x = _floats(self, name, x, False)
         if x.shape != (self.d,):
             raise ValueError(f"{self.name}: {name} takes {_wanted(False, self.d)}, got {_described(x)}")
-        if not rest:  # predict_one of a NaN is NaN; learning it is the harm
-            return method(self, x)
-        if not _all_finite(x):
+        if not _all_finite(x):  # a prediction too: some learners returned 0.0 at an infinite input, a plausible number
             raise ValueError(f"{self.name}: {name} got a non-finite input ({_first_bad(x)}): drop or impute it")
-        y = float(rest[0])
+        if not rest:
+            return method(self, x)
+        try:
+            y = float(rest[0])
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name}: {name} takes one number as the label, got {_shown(rest[0])}") from None
         if not math.isfinite(y):
             raise ValueError(_bad_label(self.name, name, np.asarray(y)))
-        if self.class_labels and not (0 <= y < MAX_CLASSES and y == int(y)):
-            raise ValueError(_bad_class(self.name, name, y))
+        if self.labels is not None and not _label(self.labels, y):
+            raise ValueError(_bad_label_kind(self, name, y))
         return method(self, x, y, *rest[1:])  # more arguments than the method takes: Python's own TypeError
 
     return checked
@@ -261,21 +275,26 @@ def _checked_block(name: str, method):
 
     def checked(self, X, *rest):
         if type(X) is not np.ndarray or (X.dtype is not _FLOAT64 and X.dtype != _FLOAT64):
-            X = np.asarray(X, dtype=np.float64)
+            X = _floats(self, name, X, True)
         if X.ndim != 2 or X.shape[1] != self.d:  # one input is predict_one's, or X[None, :]
             raise ValueError(f"{self.name}: {name} takes {_wanted(True, self.d)}, got {_described(X)}")
         if not _finite(X):
             raise ValueError(f"{self.name}: {name} got a non-finite input ({_first_bad(X)}): drop or impute it")
         if rest:
-            y = np.asarray(rest[0], dtype=np.float64)
+            try:
+                y = np.asarray(rest[0], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{self.name}: {name} takes {len(X)} numbers as labels, got {_shown(rest[0])}"
+                ) from None
             if y.shape != (len(X),):
                 raise ValueError(f"{self.name}: {name} takes {len(X)} labels, got {_described(y)}")
             if not _finite(y):
                 raise ValueError(_bad_label(self.name, name, y))
-            if self.class_labels and len(y):
-                wrong = (y < 0) | (y >= MAX_CLASSES) | (y != np.floor(y))
+            if self.labels is not None and len(y):
+                wrong = ~_label(self.labels, y)
                 if wrong.any():
-                    raise ValueError(_bad_class(self.name, name, float(y[np.argmax(wrong)])))
+                    raise ValueError(_bad_label_kind(self, name, float(y[np.argmax(wrong)])))
             rest = (y,)
         return method(self, X, *rest)
 
@@ -293,10 +312,25 @@ def _bad_label(learner: str, name: str, y: np.ndarray) -> str:
     )
 
 
-def _bad_class(learner: str, name: str, y: float) -> str:
+def _label(kind: str, y):
+    """Whether y (a number, or each of an array) is a label of ``kind``: a class index below ``MAX_CLASSES``, or ±1."""
+    if kind == "class":
+        return (y >= 0) & (y < MAX_CLASSES) & (y == np.floor(y))
+    return (y == 1.0) | (y == -1.0)
+
+
+def _bad_label_kind(learner: Learner, name: str, y: float) -> str:
+    if learner.labels == "class":
+        return (
+            f"{learner.name}: {name} got the label {y:g}: with a multi-class loss a label is a class index 0, 1, 2, "
+            f"... (below {MAX_CLASSES:,}); number the classes from 0 (binary ±1 labels: 0 and 1, or a binary loss such "
+            "as hinge)"
+        )
+    loss = getattr(learner.params, "loss", None)
     return (
-        f"{learner}: {name} got the label {y:g}: with a multi-class loss a label is a class index 0, 1, 2, ... (below "
-        f"{MAX_CLASSES:,}); number the classes from 0 (binary ±1 labels: 0 and 1, or a binary loss such as hinge)"
+        f"{learner.name}: {name} got the label {y:g}: {f'the {loss} loss' if loss else 'a binary classifier'} takes "
+        "binary labels -1 or +1; map the two classes to -1 and +1 (classes 0, 1, 2, ...: a multi-class loss; a real "
+        "target: loss=square)"
     )
 
 
@@ -312,6 +346,23 @@ def _all_finite(a: np.ndarray) -> bool:
         if not np.isfinite(value):
             return False
     return True
+
+
+def _floats(learner: Learner, name: str, x, block: bool) -> np.ndarray:
+    """x as float64 numbers, or the one-line error that names the learner (numpy's said "could not convert string to
+    float: 'a'", and no more)."""
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{learner.name}: {name} takes {_wanted(block, learner.d)}, got {_shown(x)}") from None
+
+
+def _shown(value) -> str:
+    """What came, for an error: an array's shape, else its Python repr (cut short)."""
+    if isinstance(value, np.ndarray) and value.ndim:
+        return f"{_described(value)} of {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _wanted(block: bool, d: int) -> str:

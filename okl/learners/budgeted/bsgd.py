@@ -103,6 +103,12 @@ class BSGD(KernelExpansion):
         self.recorded = {"model_size": size, "risk": risk}
         return out
 
+    def __setstate__(self, state: dict) -> None:
+        """X, W, Xs and half as views of their buffers again: a copy or an unpickled learner got them as arrays
+        of their own, whose shrink (W *= 1 − ηλ) the buffers, and so the next round's views, then lost."""
+        vars(self).update(state)
+        self._views()
+
     def _views(self) -> None:
         self.X, self.W = self._X[: self.size], self._W[: self.size]
         self.Xs, self.half = self._Xs[: self.size], self._half[: self.size]

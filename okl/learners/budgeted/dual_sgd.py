@@ -50,7 +50,7 @@ import numpy as np
 from okl.errors import ConfigError
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.learners.base import BlockLearner, register
-from okl.losses import TRAINING, derivative
+from okl.losses import TRAINING, derivative, labels_of
 from okl.params import ADDED, GaussianParams
 from okl.validation import bandwidth, integer_at_least, one_of, positive
 from okl.warmup import warm
@@ -114,6 +114,7 @@ class DualSGD(BlockLearner):
         """The loss, and λ where the run leaves it (its default by the loss: the module), into the parameters, so
         that a run's identity holds the λ it plays (a binary run at the default keeps the id it had as 5e-5)."""
         self.loss = loss
+        self.labels = labels_of(loss)
         if self._default_lam:
             self.params = replace(self.params, lam=1.0 if loss in LOSSES["regression"] else 5e-5)
         self.lam = self.params.lam

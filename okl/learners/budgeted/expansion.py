@@ -31,7 +31,7 @@ class KernelExpansion(BlockLearner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.kernel = Kernel("gaussian", self.params.sigma)
-        self.multiclass = self.class_labels = self.params.loss in MULTICLASS
+        self.multiclass = self.params.loss in MULTICLASS
         self.X = np.zeros((0, d))
         self.W = np.zeros((0, 0 if self.multiclass else 1))
 

@@ -23,7 +23,10 @@ Losses (``loss``): ``square``, ``hinge``, ``logistic`` (one function; :mod:`okl.
 ``multi_hinge`` (26) / ``multi_logistic`` (28) (labels 0..C−1; the prediction is argmax_c f_c(x)).
 Choices: the regulariser is Algorithm 2's shrink (1 − ηλ), i.e. (λ/2)Σ_c||f_c||² for every loss
 (eq. (26) writes λΣ_c||f_c||²: its λ is half ours); the number of classes grows with the largest
-label seen, new classes starting at f_c = 0, and the multi-class losses range over the classes seen.
+label seen, new classes starting at f_c = 0, and the multi-class losses range over the classes seen: round t
+predicts among the classes of y_1..y_{t−1} and its loss and gradient range over those of y_1..y_t, in a block as
+round by round (a block that took every class of its mini-batch at once predicted, at round t, a class first
+seen at t or later, and gave the mini-batch's first rounds gradients against classes not yet seen).
 
 Per-round diagnostics: ``model_size`` (dictionary size M) and ``risk``, the training objective
 ℓ(f(x_t), y_t) + (λ/2) Σ_c ||f_c||²_H of the model that predicted round t.
@@ -88,6 +91,7 @@ class FSGD(KernelExpansion):
 
     Params = FSGDParams
     lighter = "use polk, whose KOMP step keeps the dictionary small"
+    revision = 1  # 1: a block's rounds see the classes of the labels before them only (the module's "Choices")
 
     def footprint(self, rounds: int) -> tuple[int, str]:
         """Every input and its coefficient, copied when the dictionary grows: 16·n·(d + 1) bytes (one class)."""
@@ -118,10 +122,16 @@ class FSGD(KernelExpansion):
         start = 0
         while start < B:
             stop = min(B, start + b - sum(map(len, self.pending_X)))  # up to the end of the mini-batch
+            before = self.W.shape[1]
             self.add_classes(y[start:stop])
             A = self.activations(X[start:stop])
-            out[start:stop] = self.predictions(A)
-            values, G = self._loss(A, y[start:stop])
+            if self.W.shape[1] > before:  # classes first seen in this chunk: each round sees those up to its own
+                seen = np.maximum(before, np.maximum.accumulate(y[start:stop].astype(np.int64)) + 1)
+                out[start:stop] = self.predictions(_unseen(A, np.concatenate([[before], seen[:-1]])))
+                values, G = self._loss(_unseen(A, seen), y[start:stop])
+            else:
+                out[start:stop] = self.predictions(A)
+                values, G = self._loss(A, y[start:stop])
             risk[start:stop] = values + 0.5 * self.params.lam * self.norm2
             self.pending_X.append(X[start:stop])
             self.pending_G.append(G)
@@ -155,6 +165,13 @@ class FSGD(KernelExpansion):
         """Set f_{k+1} from f̃ = Σ W[m] κ(D_m, ·) + Σ W_new[i] κ(X_new[i], ·): FSGD keeps it whole."""
         self.X = np.vstack([self.X, X_new])
         self.W = np.vstack([W, W_new])
+
+
+def _unseen(A: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """A with −∞ in the classes row i had not seen (c >= seen[i]): out of its argmax, its hinge's max over c ≠ y and its
+    softmax (exp(−∞) = 0 adds nothing: the values and gradients of the classes seen are those of the round played
+    alone)."""
+    return np.where(np.arange(A.shape[1])[None, :] < seen[:, None], A, -np.inf)
 
 
 def _pad(parts: list[np.ndarray], C: int) -> list[np.ndarray]:

@@ -20,6 +20,10 @@ Round t gives river the dict ``{0: x_t[0], ..., d-1: x_t[d-1]}`` and reads the p
   classifier without probabilities;
 - multiclass (labels 0..C−1): the class ``predict_one`` predicts (0 before any label).
 
+A classifier is binary until ``check_task("multiclass")`` (which okl-run calls from the dataset's task): its
+labels are −1 or +1, then class indices 0, 1, ...; any other label is a one-line error (labels 0, 1, 2 from Python
+were read as y > 0, and once multiclass, 2.5 and −1 became classes of their own).
+
 A model with a ``seed`` argument that ``params`` does not set gets the run's seed (``seed``), so that the same
 config and seed give the same rounds.
 
@@ -47,6 +51,8 @@ from okl import riverlib
 from okl.errors import ConfigError
 from okl.learners.base import Learner, register
 from okl.validation import seed
+
+TASK_LABELS = {"regression": None, "binary": "sign", "multiclass": "class"}  # what a label is (Learner.labels)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class RiverModel(Learner):
             raise ConfigError(f"learner.params: {riverlib.full_name(p.model)} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
         self._task = "regression" if isinstance(self.estimator, riverlib.require().base.Regressor) else "binary"
+        self.labels = TASK_LABELS[self._task]
         self.model = self._pipeline(self.estimator)
         self._try()
 
@@ -137,6 +144,7 @@ class RiverModel(Learner):
                 f"(e.g. tree.HoeffdingTreeClassifier)"
             )
         self._task = task
+        self.labels = TASK_LABELS[task]
 
     def _x(self, x: np.ndarray) -> dict[int, float]:
         return dict(zip(self._keys, x.tolist(), strict=True))
