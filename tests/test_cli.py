@@ -270,6 +270,19 @@ def test_multirun_written_after_an_override_sweeps(okl_run, results_root):
     assert sorted(results.load(columns=["t"]).seed.unique()) == [0, 1]
 
 
+def test_a_sweep_given_a_sink_root_writes_nothing_outside_it(okl_run, results_root, tmp_path, monkeypatch):
+    """okl-run -m ... sink.root=X wrote its sweep's folder to ./results/.sweeps (from OKL_RESULTS, unset here) in the
+    working directory, a read-only or shared one as well."""
+    monkeypatch.delenv("OKL_RESULTS")
+    work, root = tmp_path / "work", tmp_path / "mine"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, _, err = okl_run("progress=false", "-m", "learner=fogd", "n=50", "seed=0,1", f"sink.root={root}")
+    assert code == 0, err
+    assert list(work.iterdir()) == [] and len(list((root / ".sweeps").iterdir())) == 1
+    assert sorted(results.runs(root).seed) == [0, 1]
+
+
 def test_the_largest_seed_is_a_partition_key_the_results_read_back(okl_run, results_root):
     """seed=2**70 was accepted, and then okl.results.load failed for the whole root (seeds are int64 there)."""
     assert okl_run("learner=fogd", "n=50", "seed=9223372036854775807", "progress=false")[0] == 0
@@ -374,6 +387,16 @@ def test_help_lists_groups_and_learners(okl_run):
     from okl.learners import LEARNERS
 
     assert f"learner: {', '.join(LEARNERS.names())}" in out and "$OKL_RESULTS" in out
+    import dataclasses
+
+    from okl.config import RunConfig
+
+    scalars = [
+        f.name for f in dataclasses.fields(RunConfig) if f.name not in ("dataset", "learner", "sink", "comparator")
+    ]
+    assert f"(top-level keys: {' '.join(scalars)})" in out  # progress and analyses were missing
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert [key for key in scalars if f"| `{key}` |" not in readme] == []  # checkpoints was missing
 
 
 def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifest(okl_run, results_root, monkeypatch):
