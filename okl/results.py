@@ -199,6 +199,9 @@ def varying(table: pd.DataFrame, metrics: Sequence[str] = ()) -> list[str]:
     return found + [c for c in others if (counts[c] > 1).any()]
 
 
+COUNTS = ("runs", "seeds", "stopped", "rounds_min", "rounds_max")  # summary's columns between its groups and metrics
+
+
 def summary(
     root: str | Path | None = None,
     *,
@@ -210,16 +213,18 @@ def summary(
     """Mean and standard deviation of ``metrics`` over the runs of each group, from the manifests alone.
 
     ``by`` names the grouping columns of :func:`runs` (default: learner, dataset and the :func:`varying`
-    settings, so that the runs of a group differ by their seed only). Columns: the groups, ``runs``, ``seeds``
-    and, for each metric m, ``m`` (mean) and ``m_std`` (sample standard deviation; NaN for one run). Only
-    finished runs (complete, or stopped at their time budget) count, unless ``status`` says otherwise.
+    settings, so that the runs of a group differ by their seed only). Columns: the groups, ``runs``, ``seeds``,
+    ``stopped`` (runs stopped at their time budget, ``timeout_s``) with ``rounds_min`` and ``rounds_max`` (the rounds
+    the runs played: a stopped run played fewer than planned, and its mean is over those) and, for each metric m,
+    ``m`` (mean) and ``m_std`` (sample standard deviation; NaN for one run). Only finished runs (complete, or
+    stopped at their time budget) count, unless ``status`` says otherwise.
     """
     table = runs(root, status=status, **filters)
     if isinstance(by, str):  # by="learner": one column, not its letters
         by = [by]
     by = list(dict.fromkeys(by)) if by is not None else [*GROUPS, *varying(table, metrics)]  # a key twice: once
     if table.empty:
-        return pd.DataFrame(columns=[*by, "runs", "seeds", *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
+        return pd.DataFrame(columns=[*by, *COUNTS, *(f"{m}{s}" for m in metrics for s in ("", "_std"))])
     missing = [c for c in by if c not in table.columns]
     if missing:
         known = ", ".join(sorted(c for c in table.columns if not isinstance(table[c].iloc[0], (dict, list))))
@@ -239,7 +244,10 @@ def summary(
     if shared := [c for c in by if c in metrics]:  # it would be a group's key and its mean (pandas: "already exists")
         raise ConfigError(f"{shared[0]!r} is a metric here; group by settings (learner, dataset, ...), not by a metric")
     grouped = table.groupby(by, dropna=False, sort=True)
-    out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"))
+    out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"), rounds_min=("rounds", "min"))
+    out["stopped"] = grouped["status"].agg(lambda status: int((status == "timeout").sum()))
+    out["rounds_max"] = grouped["rounds"].max()
+    out = out[list(COUNTS)]
     for metric in metrics:
         values = grouped[metric]
         out[metric], out[f"{metric}_std"] = values.mean(), values.std(ddof=DDOF)

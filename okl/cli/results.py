@@ -176,10 +176,16 @@ def _cell(row: dict, metric: str) -> str:
     mean, std = row[metric], row[f"{metric}_std"]
     text = "—" if math.isnan(mean) else f"{mean:.4g}" + ("" if std is None or math.isnan(std) else f" ± {std:.2g}")
     text += f" · {row['learner_s']:.3g} s"
-    runs, seeds = row["runs"], row["seeds"]
+    runs, seeds, stopped = row["runs"], row["seeds"], row["stopped"]
     if runs != seeds:  # runs a seed does not tell apart (a learner.seed sweep, --by leaving a setting out)
-        return text + f" ({runs} runs, {seeds} seed{'s' * (seeds != 1)})"
-    return text + (f" ({seeds})" if seeds > 1 else "")
+        text += f" ({runs} runs, {seeds} seed{'s' * (seeds != 1)})"
+    elif seeds > 1:
+        text += f" ({seeds})"
+    if stopped:  # fewer rounds than its column says: the mean is over the rounds each run played
+        low, high = (f"{int(row[k]):,}" for k in ("rounds_min", "rounds_max"))
+        played = low if low == high else f"{low}–{high}"
+        text += f" [{stopped} of {runs} stopped by timeout_s; {played} rounds played]"
+    return text
 
 
 def _text(value: object) -> str:
