@@ -226,6 +226,11 @@ def test_list_names_every_artefact_with_its_data(no_data, capsys):
     assert code == 0 and [line.split()[0] for line in lines] == list(catalog.ORDER)
     assert re.search(r"^pkawv_fig3_adversary .*\[adversary\]; data here$", stdout, re.M)
     assert re.search(r"^pros_n_kons_table2 .*; data absent: okl-data fetch cod_rna ijcnn1$", stdout, re.M)
+    code, stdout, _ = reproduce(capsys, "--list", "pros_n_kons_table2", "pkawv_fig3_adversary")  # every one, before
+    assert code == 0 and [line.split()[0] for line in stdout.splitlines()] == [
+        "pros_n_kons_table2",
+        "pkawv_fig3_adversary",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -235,11 +240,20 @@ def test_list_names_every_artefact_with_its_data(no_data, capsys):
         ([], "name the artefacts to reproduce (okl-reproduce --list shows them), or pass --all"),
         (["--all", "nosuch", "--no-run"], "--all reproduces every artefact: drop nosuch, or drop --all"),  # played all
         (["--all", "--seeds", "0"], "--seeds and --jobs take a positive number"),
+        (["--list", "nosuch"], "unknown artefact 'nosuch'; choose among"),  # every artefact was listed, exit 0
+        (["--all", "--smoke", "--seeds", "2"], "--smoke plays one seed per run: drop --seeds"),  # seed 0 only, unsaid
     ],
 )
 def test_bad_arguments_are_one_line(capsys, argv, message):
     code, stdout, stderr = reproduce(capsys, *argv)
     assert code == 2 and stderr.startswith(f"okl-reproduce: error: {message}") and stderr.count("\n") == 1
+
+
+def test_okl_bench_smoke_with_repeats_is_refused(capsys, tmp_path):
+    """okl-bench --smoke --repeats 3 played each case once without a word."""
+    code, stdout, stderr = call(lambda: bench_cli.main(["--smoke", "--repeats", "3", "--out", str(tmp_path)]), capsys)
+    assert code == 2 and stdout == "" and stderr.count("\n") == 1
+    assert stderr.startswith("okl-bench: error: --smoke plays each case once: drop --repeats")
 
 
 @pytest.mark.parametrize("name", ["nosuch", "pkawv_fig2_synthetic"])

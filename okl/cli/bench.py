@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("names", nargs="*", metavar="NAME", help="cases (default: all)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per case (fresh process each)")
+    parser.add_argument("--repeats", type=int, help="runs per case (fresh process each; default 3, --smoke 1)")
     parser.add_argument("--smoke", action="store_true", help="200 rounds per run, one repeat")
     parser.add_argument(
         "--out", type=Path, help="figures and sections (default: figures/bench/, figures/bench/smoke/ with --smoke)"
@@ -57,8 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     from okl.reproduce.pipeline import Options, failure_lines, reproduce_all
 
     try:
-        if args.repeats < 1:
+        if args.repeats is not None and args.repeats < 1:
             raise OklError("--repeats takes a positive number")
+        if args.smoke and args.repeats is not None:  # it was ignored: one run per case
+            raise OklError("--smoke plays each case once: drop --repeats, or --smoke to repeat full cases")
         unknown = [n for n in args.names if n not in catalog.BENCH]
         if unknown:  # before loading: an unknown name is not a paper artefact to list
             raise OklError(f"{unknown[0]!r} is not a benchmark; choose among: {', '.join(catalog.BENCH)}")
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    repeats = 1 if args.smoke else args.repeats
+    repeats = 1 if args.smoke else args.repeats or 3
     names = [c.name for c in cases]
     path, note = report.target(args.report, default, out, names, catalog.BENCH, "okl-bench with no NAME")
     if note:

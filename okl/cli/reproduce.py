@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     pin_blas_threads()  # before any numerical import; worker processes inherit it
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("names", nargs="*", metavar="NAME", help="artefacts to reproduce (--list shows them)")
-    parser.add_argument("--list", action="store_true", help="list the artefacts and whether their data is here")
+    parser.add_argument(
+        "--list", action="store_true", help="list the artefacts (those named, or all) and whether their data is here"
+    )
     parser.add_argument("--all", action="store_true", help="every artefact")
     parser.add_argument("--seeds", type=int, help="seeds 0..K-1 for every run (default: the presets')")
     parser.add_argument("--no-run", action="store_true", help="draw from the runs already there")
@@ -66,8 +68,10 @@ def main(argv: list[str] | None = None) -> None:
             raise OklError("--seeds and --jobs take a positive number")
         if args.launcher != "local" and importlib.util.find_spec("submitit") is None:
             raise OklError(f"--launcher {args.launcher} needs submitit: pip install 'okl[slurm]'")
-        if args.list:
-            _list(catalog.all_artefacts())
+        if args.smoke and args.seeds is not None:  # it was ignored: a smoke run plays seed 0
+            raise OklError("--smoke plays one seed per run: drop --seeds, or --smoke to play the seeds in full")
+        if args.list:  # the names given (an unknown one refused: it was ignored, and every artefact listed)
+            _list([catalog.load(n) for n in args.names] if args.names else catalog.all_artefacts())
             return
         if not args.names and not args.all:
             raise OklError("name the artefacts to reproduce (okl-reproduce --list shows them), or pass --all")
