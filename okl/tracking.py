@@ -82,14 +82,17 @@ def default_uri(root: Path) -> str:
     return f"sqlite:///{root.resolve() / 'mlflow.db'}"
 
 
-def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: Path | None = None) -> tuple[int, int]:
-    """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there). A run an earlier
-    export left unfinished (stopped while logging it) is deleted there and logged again."""
+def to_mlflow(
+    root: str | Path | None = None, uri: str | None = None, figures: Path | None = None
+) -> tuple[int, int, int]:
+    """Log each finished run not yet in the MLflow store ``uri``; returns (logged, already there, figures attached).
+    A run an earlier export left unfinished (stopped while logging it) is deleted there and logged again."""
     try:
         from mlflow import MlflowClient
         from mlflow.entities import Metric, Param
     except ImportError:
         raise OklError("the MLflow export needs the mlflow extra: pip install 'okl[mlflow]'") from None
+    drawn = _figures(figures) if figures is not None else {}  # before anything is logged: a wrong folder is refused
     root = Path(root) if root is not None else results.default_root()
     table = results.runs(root, status=results.FINISHED)
     if table.empty:
@@ -101,7 +104,6 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: P
         if found
         else client.create_experiment(EXPERIMENT, artifact_location=(root.resolve() / "mlartifacts").as_uri())
     )
-    drawn = _figures(figures) if figures is not None else {}
     there = set()
     for found_run in client.search_runs([experiment], max_results=50_000):
         if TAG not in found_run.data.tags:
@@ -110,7 +112,7 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: P
             there.add(found_run.data.tags[TAG])
         else:  # an export stopped inside it (Ctrl-C): half logged, and it was "already there" to every later export
             client.delete_run(found_run.info.run_id)
-    logged = 0
+    logged = attached = 0
     for row in table.to_dict("records"):
         if row["run"] in there:
             continue
@@ -129,21 +131,30 @@ def to_mlflow(root: str | Path | None = None, uri: str | None = None, figures: P
             client.log_batch(run.info.run_id, metrics=[*finals, *curve][start : start + 1000])
         if row["run"] in drawn:
             client.log_artifact(run.info.run_id, str(drawn[row["run"]]))
+            attached += 1
         client.set_terminated(run.info.run_id)
         logged += 1
-    return logged, len(table) - logged
+    return logged, len(table) - logged, attached
 
 
 def _figures(folder: Path) -> dict[str, Path]:
-    """Run id -> the figure of an artefact it belongs to, for the artefacts drawn in ``folder`` (<name>.png)."""
+    """Run id -> the figure of an artefact it belongs to, for the artefacts drawn in ``folder`` (<name>.png): the runs
+    it was drawn from, as its summary beside it (<name>.json) names them (a --smoke figure: the smoke runs, which the
+    preset's ids missed), else the runs of its preset. A folder that does not exist, or holds no artefact's figure,
+    is an error (the export said nothing, and attached nothing)."""
     from okl.reproduce import catalog, sweep
 
+    if not folder.is_dir():
+        raise OklError(f"--figures {folder}: no such folder (okl-reproduce draws its figures into figures/)")
     out: dict[str, Path] = {}
     for artefact in catalog.all_artefacts():
-        png = folder / f"{artefact.name}.png"
+        png, summary = folder / f"{artefact.name}.png", folder / f"{artefact.name}.json"
         if png.is_file():
-            for run in sweep.expand(artefact.name, []):
-                out.setdefault(run.plan.run_id, png)
+            drawn = json.loads(summary.read_text()).get("run_ids") if summary.is_file() else None
+            for run_id in drawn or (run.plan.run_id for run in sweep.expand(artefact.name, [])):
+                out.setdefault(run_id, png)
+    if not out:
+        raise OklError(f"--figures {folder}: no artefact's figure (<artefact>.png, okl-reproduce --list) is there")
     return out
 
 

@@ -63,7 +63,7 @@ def test_nothing_to_export_is_one_line(results_root, capsys):
 def test_a_run_of_a_drawn_artefact_carries_its_figure(okl_run, results_root, tmp_path, capsys):
     from mlflow import MlflowClient
 
-    from okl.reproduce import sweep
+    from okl.reproduce import catalog, sweep
 
     run = sweep.expand("pkawv_taylor_convergence", ["seed=0"])[2]
     assert okl_run(*run.overrides, "progress=false")[0] == 0
@@ -71,13 +71,35 @@ def test_a_run_of_a_drawn_artefact_carries_its_figure(okl_run, results_root, tmp
     figures = tmp_path / "figures"
     figures.mkdir()
     (figures / "pkawv_taylor_convergence.png").write_bytes(b"\x89PNG drawn by okl-reproduce")
-    code, _, err = call(lambda: results_cli.main(["export", "--mlflow", "--figures", str(figures)]), capsys)
-    assert code == 0, err
+    for wrong, why in ((tmp_path / "nowhere", "no such folder"), (tmp_path, "no artefact's figure")):
+        argv = ["export", "--mlflow", "--figures", str(wrong)]
+        code, _, err = call(lambda argv=argv: results_cli.main(argv), capsys)
+        assert code == 2 and err.startswith(f"okl-results: error: --figures {wrong}: {why}"), err
+        assert err.count("\n") == 1  # it logged every run and attached nothing, without a word
+    smoke = tmp_path / "smoke"  # okl-reproduce --smoke's figure, of its smoke runs (n=200, seed 0): none was attached
+    smoke.mkdir()
+    (smoke / "pkawv_taylor_convergence.png").write_bytes(b"\x89PNG drawn by okl-reproduce --smoke")
+    from okl.reproduce.pipeline import Options
+
+    artefact = catalog.load("pkawv_taylor_convergence")
+    smoke_run = sweep.expand(artefact.name, Options.make(None, True).overrides_of(artefact))[2]
+    assert okl_run(*smoke_run.overrides, "progress=false")[0] == 0
+    (smoke / "pkawv_taylor_convergence.json").write_text(json.dumps({"run_ids": [smoke_run.plan.run_id]}))
+    elsewhere = f"sqlite:///{tmp_path / 'smoke.db'}"
+    code, out, err = call(lambda: results_cli.main(["export", "--mlflow", elsewhere, "--figures", str(smoke)]), capsys)
+    assert code == 0 and "MLflow: 3 runs logged, 0 already there, 1 of them with their artefact's figure" in out, err
+    client = MlflowClient(elsewhere)
+    (experiment,) = [e for e in client.search_experiments() if e.name == "okl"]
+    logged = {r.data.tags["okl.run_id"]: r.info.run_id for r in client.search_runs([experiment.experiment_id])}
+    assert [a.path for a in client.list_artifacts(logged[smoke_run.plan.run_id])] == ["pkawv_taylor_convergence.png"]
+    code, out, err = call(lambda: results_cli.main(["export", "--mlflow", "--figures", str(figures)]), capsys)
+    assert code == 0 and "MLflow: 3 runs logged, 0 already there, 1 of them with their artefact's figure" in out, err
     client = MlflowClient(f"sqlite:///{results_root.resolve() / 'mlflow.db'}")
     (experiment,) = [e for e in client.search_experiments() if e.name == "okl"]
     logged = {r.data.tags["okl.run_id"]: r.info.run_id for r in client.search_runs([experiment.experiment_id])}
     assert [a.path for a in client.list_artifacts(logged[run.plan.run_id])] == ["pkawv_taylor_convergence.png"]
-    other = next(mlflow_id for okl_id, mlflow_id in logged.items() if okl_id != run.plan.run_id)
+    assert [a.path for a in client.list_artifacts(logged[smoke_run.plan.run_id])] == []  # figures/ is not smoke's
+    other = next(m for okl_id, m in logged.items() if okl_id not in (run.plan.run_id, smoke_run.plan.run_id))
     assert client.list_artifacts(other) == []
 
 

@@ -116,8 +116,9 @@ def export(argv: list[str]) -> None:
         with _skipped_runs_said():
             print(f"runs table: {tracking.write_runs_table(args.root, args.format)}")
             if args.mlflow is not None:
-                logged, there = tracking.to_mlflow(args.root, args.mlflow or None, args.figures)
-                print(f"MLflow: {logged} runs logged, {there} already there")
+                logged, there, attached = tracking.to_mlflow(args.root, args.mlflow or None, args.figures)
+                drawn = "" if args.figures is None else f", {attached} of them with their artefact's figure"
+                print(f"MLflow: {logged} runs logged, {there} already there{drawn}")
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -225,6 +225,7 @@ def _draw(state: _Artefact, options: Options) -> None:
         "runs": len(finished) + len(replays),
         "compute_s": sum(f.row.get("wall_s") or 0.0 for f in [*finished, *replays]),
         "status": "drawn",
+        "run_ids": sorted({f.run.plan.run_id for f in [*finished, *replays]}),  # what the figure was drawn from
     }
     replayed, stopped = metrics.rows(replays), _stopped(state.runs, artefact.failing_arms)
     text, found = report.section(artefact, rows, figure, options.report, summary, options.command, replayed, stopped)
