@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -519,3 +520,8 @@ def test_a_complete_run_asked_for_other_checkpoints_says_it_kept_its_own(okl_run
     # block is outside the id of a learner whose numbers do not depend on it: block=1's per-round timings were asked
     code, out, _ = okl_run(*keys, "checkpoints=5", "block=1")
     assert code == 0 and "(played with block=256, not 1 (numbers equal to roundoff, timings not): sink." in out
+    # a time budget asked of a complete run was ignored without a word
+    code, out, _ = okl_run(*keys, "checkpoints=5", "timeout_s=0.01")
+    assert code == 0 and re.search(
+        r"\(played with no time budget, not timeout_s=0.01 \([\d.e-]+ s of learner time\)", out
+    )

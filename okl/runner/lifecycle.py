@@ -106,6 +106,10 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
                 if previous.block is not None and previous.block != plan.run.block:  # outside the id: its timings
                     block = f"block={previous.block}, not {plan.run.block}"
                     kept.append(f"{block} (numbers equal to roundoff, timings not)")
+                budget = plan.run.timeout_s
+                if budget is not None and previous.timeout_s != budget:  # outside the id: the budget asked was ignored
+                    was = "no time budget" if previous.timeout_s is None else f"timeout_s={previous.timeout_s:g}"
+                    kept.append(f"{was}, not timeout_s={budget:g} ({previous.learner_s:.3g} s of learner time)")
                 outcome.kept = f"played with {'; '.join(kept)}" if kept else None
                 learner = _final_learner(run, previous, plan)
             else:
