@@ -226,6 +226,7 @@ def unused_keys(cfg: DictConfig, given: Iterable[str]) -> dict[str, str]:
     """What is wrong with each shared top-level key in ``given`` (the keys the user set) that the selected
     learner does not read: no group interpolates it (``sigma: ${sigma}``), so ``okl-run learner=raker sigma=2``
     would run with raker's own σ² and silently ignore σ = 2. Each message names what to set instead."""
+    own = {k.removeprefix("learner.") for k in given if k.startswith("learner.")}  # learner.sigma=2 given too
     given, found = set(given) & set(SHARED), {}
     if not given:
         return found
@@ -235,7 +236,9 @@ def unused_keys(cfg: DictConfig, given: Iterable[str]) -> dict[str, str]:
     for key in (k for k in SHARED if k in given):
         if re.search(rf"\$\{{(oc\.select:)?{key}[,}}]", used):
             continue
-        if key in fields:
+        if key in fields and key in own:  # it said "set learner.sigma", which the user had
+            fix = f"drop {key}=, learner.{key}={cfg.learner[key]} is what it uses"
+        elif key in fields:
             fix = f"set learner.{key} (its own, default {fields[key].default})"
         elif key in learner.instead:
             fix = f"set {learner.instead[key]}"

@@ -222,6 +222,10 @@ BAD_INPUTS = [
     (["learner=raker", "lam=0.1"], "learner 'raker' does not use the top-level lam=0.1: set learner.lam (its own"),
     (["learner=fogd", "M=3"], "learner 'fogd' does not use the top-level M=3: drop M= (its keys: sigma, D, eta,"),
     (["learner=fogd", "kors=code"], "learner 'fogd' does not use the top-level kors=code: drop kors="),
+    (  # it said "set learner.lam", which was set
+        ["learner=raker", "learner.lam=0.5", "lam=0.1"],
+        "learner 'raker' does not use the top-level lam=0.1: drop lam=, learner.lam=0.5 is what it uses",
+    ),
     (
         ["learner=pkawv_taylor,fogd"],
         "Ambiguous value for argument 'learner=pkawv_taylor,fogd': a comma list is a sweep, add -m to run one job "

@@ -209,6 +209,7 @@ def test_a_report_holding_other_artefacts_is_never_cut_down_to_the_ones_drawn_he
 def test_no_run_draws_nothing_new_and_says_what_is_missing(results_root, tmp_path, capsys):
     code, stdout, _ = reproduce(capsys, "polk_fig4_multidist", "--smoke", "--no-run", "--out", str(tmp_path))
     assert code == 1 and "2 of 2 runs missing (--no-run: not played)" in stdout
+    assert "no finished runs to draw (okl-reproduce polk_fig4_multidist --smoke runs them)" in stdout  # not the full
     assert not find(results_root)
 
 

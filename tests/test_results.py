@@ -193,6 +193,23 @@ def test_okl_results_errors_are_one_line(sweep, capsys, monkeypatch, argv, messa
     assert err.startswith(f"okl-results: error: {message}") and err.count("\n") == 1
 
 
+def test_a_learner_and_a_dataset_never_run_together_are_named_with_the_learners_of_that_dataset(
+    okl_run, results_root, capsys
+):
+    """Both exist, never together: the message said "no finished run matches; pass --all", and with --all only that
+    nothing matched both."""
+    assert okl_run("learner=fogd", "n=100", "progress=false")[0] == 0
+    assert okl_run("learner=polk", "dataset=multidist", "n=100", "progress=false")[0] == 0
+    for extra in ([], ["--all"]):
+        code, _, err = call(
+            lambda extra=extra: results_cli.main(["--learner", "fogd", "--dataset", "multidist", *extra]), capsys
+        )
+        assert code == 2 and err.count("\n") == 1
+        assert err.startswith("okl-results: error: no run under ") and err.endswith(
+            " is of learner 'fogd' on dataset 'multidist' (on multidist: polk)\n"
+        )
+
+
 def test_a_key_named_twice_or_as_a_string_groups_once(sweep):
     """okl-results --by learner learner printed a traceback ("cannot insert learner, already exists"), and
     summary(by="learner") grouped by the columns 'l', 'e', ..."""

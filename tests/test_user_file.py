@@ -210,6 +210,28 @@ def test_a_file_of_another_format_than_said_and_a_folder_are_one_line_errors(tmp
         from_file(tmp_path)
 
 
+def test_a_table_named_txt_is_told_it_was_read_as_libsvm_by_its_suffix(tmp_path, no_data):
+    """A CSV named data.txt was parsed as LIBSVM, and the errors said "not a LIBSVM/SVMlight file (set
+    dataset.format)" or "drop dataset.target", never that the suffix chose LIBSVM, nor that format=csv reads it."""
+    path = tmp_path / "data.txt"
+    path.write_text("a,b,y\n1,2,3\n4,5,6\n")
+    with pytest.raises(
+        DataError,
+        match=r"not a LIBSVM/SVMlight file; 'data.txt' is read as libsvm by its suffix: "
+        r"format=csv \(or tsv\) reads a table$",
+    ):
+        from_file(path)
+    with pytest.raises(
+        ConfigError,
+        match=r"^target: 'data.txt' is read as libsvm by its suffix; a LIBSVM file holds .*"
+        r"drop target=, or set format=csv \(or tsv\) for a table with a header$",
+    ):
+        from_file(path, target="y")
+    assert from_file(path, target="y", format="csv").d == 2
+    with pytest.raises(ConfigError, match=r"^target: a LIBSVM file holds its labels as .*; drop target=$"):
+        from_file(path, target="y", format="libsvm")  # said, not guessed: no word of the suffix
+
+
 def test_an_npz_of_python_objects_is_a_one_line_error(tmp_path, no_data):
     """numpy refuses to unpickle it when the array is read (not when the file is opened): "internal error"."""
     path = tmp_path / "objects.npz"

@@ -87,8 +87,13 @@ def _nothing(where: Path, args: argparse.Namespace) -> str:
             return f"no run of {key} {wanted!r} under {str(where)!r}; its {key}s: {', '.join(sorted(set(every[key])))}"
     if every.empty:
         return f"no run under {str(where)!r}: okl-run writes its runs there (sink.root=, or OKL_RESULTS)"
-    if args.all:
-        return f"no run under {str(where)!r} matches --learner and --dataset together"
+    both = args.learner is not None and args.dataset is not None
+    if both and every[(every.learner == args.learner) & (every.dataset == args.dataset)].empty:  # whatever the status
+        learners = sorted(set(every.learner[every.dataset == args.dataset]))
+        return (
+            f"no run under {str(where)!r} is of learner {args.learner!r} on dataset {args.dataset!r} (on "
+            f"{args.dataset}: {', '.join(learners)})"
+        )
     return f"no finished run under {str(where)!r} matches; pass --all to count the unfinished ones too"
 
 

@@ -121,9 +121,22 @@ class UserFile(FileDataset):
             )
         data = data_dir(p.data_dir)
         fmt = _format(p.format, p.path, "dataset.path")
+        guessed = p.format == "auto" and _suffix(p.path) == ".txt"  # LIBSVM by its name, or a table
         if p.target is not None and fmt in OWN_LABELS:  # it was ignored, under a run id of its own
+            if guessed:
+                raise ConfigError(
+                    f"dataset.target: {_by_suffix(p.path, fmt)}; {OWN_LABELS[fmt]}; drop dataset.target, or set "
+                    "dataset.format=csv (or tsv) for a table with a header"
+                )
             raise ConfigError(f"dataset.target: {OWN_LABELS[fmt]}; drop dataset.target")
-        train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
+        try:
+            train = _cached(Path(p.path), fmt, p.target, data, "dataset.path")
+        except DataError as exc:  # a table named .txt failed as LIBSVM: say how its format was told, and the fix
+            if not guessed:
+                raise
+            raise DataError(
+                f"{exc.args[0]}; {_by_suffix(p.path, fmt)}: dataset.format=csv (or tsv) reads a table"
+            ) from None
         if fmt == "npy" and p.target is not None:  # target=3, =-1 and none are one column of a 4-column array: one id
             index = int(p.target) % (train.meta["d"] + 1)
             p = dataclasses.replace(p, target=None if index == train.meta["d"] else str(index))
@@ -209,14 +222,24 @@ def _format(fmt: str, path: str, key: str) -> str:
         raise ConfigError(f"{key}: {path!r} is a folder: give the path of your data file")
     if fmt != "auto":
         return fmt
-    suffixes = [s.lower() for s in Path(path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
-    found = SUFFIXES.get(suffixes[-1] if suffixes else "")
+    found = SUFFIXES.get(_suffix(path))
     if found is None:
         raise ConfigError(
             f"{key}: cannot tell the format of {Path(path).name!r} from its name: set dataset.format to "
             f"one of {', '.join(FORMATS[1:])}"
         )
     return found
+
+
+def _suffix(path: str) -> str:
+    """The suffix that tells a file's format (compression's aside), lower case; "" for none."""
+    suffixes = [s.lower() for s in Path(path).suffixes if s.lower() not in (".gz", ".bz2", ".xz")]
+    return suffixes[-1] if suffixes else ""
+
+
+def _by_suffix(path: str, fmt: str) -> str:
+    """How the format was told, for an error where a guess from the name may be wrong (a CSV named .txt)."""
+    return f"{Path(path).name!r} is read as {fmt} by its suffix"
 
 
 def _task(task: str, y: np.ndarray, path: str) -> str:
@@ -409,7 +432,7 @@ def _libsvm_shape(path: Path) -> tuple[int, int]:
             if found:
                 largest = max(largest, max(map(int, found)))
     if largest == 0:
-        raise DataError(f"{path}: no 'index:value' pairs: not a LIBSVM/SVMlight file (set dataset.format)")
+        raise DataError(f"{path}: no 'index:value' pairs: not a LIBSVM/SVMlight file")
     return lines, largest
 
 

@@ -217,7 +217,8 @@ def _draw(state: _Artefact, options: Options) -> None:
     artefact, outcome = state.outcome.artefact, state.outcome
     finished, replays = _finished(state.runs), _finished(state.replays or [])
     if not finished:
-        outcome.failures.append(f"no finished runs to draw (okl-reproduce {artefact.name} runs them)")
+        smoke = " --smoke" if options.smoke else ""  # it named the full preset's command, not the smoke runs'
+        outcome.failures.append(f"no finished runs to draw (okl-reproduce {artefact.name}{smoke} runs them)")
         return
     rows = metrics.rows(finished)
     figure = figures.draw(artefact, rows, replays, options.out / f"{artefact.name}.png")
