@@ -15,6 +15,7 @@ import pytest
 
 from helpers import only_run, spawn_run, wait_for_parts
 from okl import results
+from okl.errors import ConfigError
 from okl.learners import LEARNERS
 from okl.store import find
 from okl.system import process_start
@@ -383,6 +384,16 @@ def test_a_run_held_by_a_live_process_is_skipped_and_a_stale_lock_is_taken_over(
     code, out, _ = okl_run(*FAST)
     assert code == 0 and "complete, 3,000 rounds" in out
     assert not run_dir.lock_path.exists()
+
+
+def test_okl_debug_shows_the_traceback_of_a_users_error(okl_run, results_root, monkeypatch):
+    """OKL_DEBUG=1 okl-run sigma=0 printed the one line still, where the README and the module promise the
+    traceback."""
+    code, _, err = okl_run("sigma=0", "progress=false")
+    assert code == 2 and err.count("\n") == 1 and "sigma must be" in err
+    monkeypatch.setenv("OKL_DEBUG", "1")
+    with pytest.raises(ConfigError, match="sigma must be"):
+        okl_run("sigma=0", "progress=false")
 
 
 def test_help_lists_groups_and_learners(okl_run):

@@ -94,8 +94,8 @@ def _task(cfg) -> float:
         if outcome.status == "failed":
             raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
     except (OklError, OSError) as exc:
-        if multirun:  # Hydra names the failing job's overrides, then main() prints the message
-            raise
+        if multirun or os.environ.get("OKL_DEBUG"):  # Hydra names the failing job's overrides, then main() prints
+            raise  # the message (or, under OKL_DEBUG, the traceback: a user's error too, as the module says)
         _fail(describe(exc))  # SystemExit passes through Hydra's job wrapper without its extra line
     if outcome.status == "interrupted" or outcome.unfinished:
         raise Interrupted(outcome.signum)
