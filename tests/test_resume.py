@@ -4,6 +4,7 @@ aside): killed with SIGKILL (its manifest says running, its process is gone), in
 closed part; one learner of each family killed mid-way at a real SIGKILL. It starts over when resuming
 would not be exact."""
 
+import json
 import pickle
 import signal
 
@@ -113,6 +114,16 @@ def test_a_killed_run_resumes_bit_identically(family, okl_run, tmp_path, monkeyp
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     if test_b is not None:
         pd.testing.assert_frame_equal(test_a, test_b, check_exact=True)
+
+
+def test_a_stopped_run_without_a_snapshot_says_it_starts_over(okl_run, results_root):
+    """A run killed before its first part was played again from round 1 without a word."""
+    assert okl_run("learner=fogd", "n=300", "progress=false")[0] == 0
+    path = only_run(results_root).path / "run.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "status": "interrupted", "snapshot": None}))  # as a kill -9 leaves it
+    code, out, _ = okl_run("learner=fogd", "n=300", "progress=false")
+    assert code == 0 and "complete (started over: the stopped run had saved no snapshot yet" in out
 
 
 def test_an_interrupted_run_resumes_and_a_changed_block_starts_over(okl_run, tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import call
 
 from helpers import only_run
 from okl import config, results
@@ -331,7 +332,7 @@ def test_a_libsvm_pair_takes_the_wider_files_features_and_a_later_plan_reads_no_
     np.testing.assert_array_equal(Xs, zeros)
 
 
-def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_path, no_data):
+def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_path, no_data, capsys):
     path = write(tmp_path / "data.csv", "csv")
     args = ("dataset=file", f"dataset.path={path}", "dataset.target=y", "learner=fogd", "progress=false")
     code, out, err = okl_run(*args)
@@ -344,6 +345,12 @@ def test_okl_run_on_a_file_then_on_the_edited_file(okl_run, results_root, tmp_pa
     code, out, _ = okl_run(*args)
     assert code == 0 and "complete, 300 rounds" in out and "already" not in out
     assert len(results.runs(results_root)) == 2 and first.exists()
+    from okl.cli import results as results_cli
+
+    hashes = sorted(results.runs(results_root)["dataset.content_sha256"])
+    code, out, _ = call(lambda: results_cli.main([]), capsys)  # the two contents are two columns, by 12 digits
+    header = out.splitlines()[2]
+    assert code == 0 and all(f"file [content_sha256={h[:12]}]" in header for h in hashes) and hashes[0] not in out
 
 
 def test_runs_whose_setting_differs_in_type_export_to_parquet(okl_run, results_root, tmp_path, no_data, capsys):

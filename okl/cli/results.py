@@ -170,8 +170,10 @@ def _column(row: dict, columns: list[str]) -> str:
     """A dataset's column: its name, and its settings that vary, as ``casp [length=5000, rounds=1000]`` (the
     settings alone where ``dataset`` is not among the columns)."""
     settings = [
-        f"{c.removeprefix('dataset.').replace('planned_', '')}={_text(row[c])}" for c in columns if c != "dataset"
-    ]
+        f"{c.removeprefix('dataset.').replace('planned_', '')}={_text(row[c])[: 12 if c.endswith('sha256') else None]}"
+        for c in columns
+        if c != "dataset"
+    ]  # a file's content hash by its first 12 digits (64 made every column of two files' runs unreadable)
     if "dataset" not in row:
         return ", ".join(settings)
     settings = [s for s in settings if not s.endswith("=—")]

@@ -173,8 +173,10 @@ def _resumable(
     """The snapshot to resume ``previous`` from (or None to start over), and why a stopped run with a
     snapshot starts over (None when it resumes or has nothing to resume). ``data``: the content sha256 of
     the dataset's files now, which must be the stopped run's."""
-    if previous is None or previous.status not in RESUMABLE or not previous.snapshot:
+    if previous is None or previous.status not in RESUMABLE:
         return None, None
+    if not previous.snapshot:  # it started over without a word
+        return None, "the stopped run had saved no snapshot yet (the first comes with its first part of rounds)"
     if plan.sink.overwrite:
         return None, "sink.overwrite=true"
     if previous.block != plan.run.block:
