@@ -284,6 +284,20 @@ def test_bench_smoke_writes_its_table_from_fresh_processes(mirror, tmp_path, cap
     _per_round_lines(text)
 
 
+def test_bench_repeats_plays_each_run_that_many_times_in_fresh_processes(tmp_path, capsys, monkeypatch):
+    """okl-bench --repeats (make bench: 3) had no test: each case's runs played --repeats times, each under a scratch
+    root of its own, the table's numbers their mean ± std."""
+    monkeypatch.setattr(bench_cli, "planning", lambda: "planning: not timed here")
+    monkeypatch.setattr(bench_cli, "per_round", lambda *a, **k: "per round: not timed here")
+    code, stdout, _ = call(lambda: bench_cli.main(["bench_polk", "--repeats", "2", "--out", str(tmp_path)]), capsys)
+    assert code == 0, stdout
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    assert "played 2 times, each run" in text
+    rows = [line for line in text.splitlines() if line.startswith("| multidist | polk | polk | 0–2 (×2) |")]
+    assert len(rows) == 1 and " ± " in rows[0]  # three seeds, each played twice
+    assert "| bench_polk | okl | Speed of POLK (Multi-KSVM) on multidist, seeds 0-2 | 6 |" in text  # 3 seeds × 2
+
+
 def _per_round_lines(text: str) -> None:
     """BENCHMARKS.md's per-round lines (``okl-bench --smoke``: one pair of runs on 2,000 rounds): learner times of
     block=1 and of the blocks, read from the runs' manifests, and their ratio."""
