@@ -315,7 +315,8 @@ def _bad_label(learner: str, name: str, y: np.ndarray) -> str:
 def _label(kind: str, y):
     """Whether y (a number, or each of an array) is a label of ``kind``: a class index below ``MAX_CLASSES``, or ±1."""
     if kind == "class":
-        return (y >= 0) & (y < MAX_CLASSES) & (y == np.floor(y))
+        whole = y == math.floor(y) if isinstance(y, float) else y == np.floor(y)  # a round's y: no numpy call
+        return (y >= 0) & (y < MAX_CLASSES) & whole
     return (y == 1.0) | (y == -1.0)
 
 
