@@ -15,7 +15,18 @@ from pathlib import Path
 
 from okl.errors import OklError
 from okl.reproduce.catalog import ORDER, Artefact, load
-from okl.reproduce.checks import LEVEL, NO_SKILL, VERDICTS, Paper, Tolerance, Verdict, marking, paper_text, tally
+from okl.reproduce.checks import (
+    LEVEL,
+    NO_BETTER,
+    NO_SKILL,
+    VERDICTS,
+    Paper,
+    Tolerance,
+    Verdict,
+    marking,
+    paper_text,
+    tally,
+)
 from okl.reproduce.metrics import METRICS, Row
 
 FAILED = ("fails", "partly", "not resolved")  # the verdicts with a part that did not hold
@@ -191,7 +202,7 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
         named = ", ".join(f"`{i}`" for i in ids if i != NO_SKILL)
         outside = " or ".join(
             ([f"bracketed by an ablation ({named})"] if named else [])
-            + (["with the paper's at or above the majority-class rate (neither learns)"] if NO_SKILL in ids else [])
+            + ([f"with the paper's {NO_BETTER.format('')} (neither learns)"] if NO_SKILL in ids else [])
         )
         if only := [part for part in ablated if part not in unresolved]:
             why.append(f"each number outside {outside}: {', '.join(only)}")
