@@ -644,6 +644,23 @@ def test_settings_print_the_streams_length_and_name_the_arms_capped_shorter(no_d
     assert line.startswith(f"- dataset `casp` ({taylor.rounds:,} rounds; krr at most 30,000): preset=pkawv")
 
 
+def test_settings_name_the_dataset_settings_of_the_arms_that_differ(no_data):
+    """The first arm's dataset settings were printed as every arm's: polk_fig2's separated arms (mode_var = mean_var =
+    0.04) showed under mode_var=0.2, mean_var=1.0."""
+    from types import SimpleNamespace
+
+    from okl.reproduce.metrics import Row
+
+    runs = sweep.expand("polk_fig2_multidist", ["seed=0"])
+    rows = [Row(r.dataset, r.arm, (SimpleNamespace(run=r),)) for r in runs]
+    lines = report.settings(rows).splitlines()
+    (dataset,) = [line for line in lines if line.startswith("- dataset `multidist`")]
+    assert "mode_var" not in dataset.split("; by arm")[0] and dataset.endswith("; by arm: mode_var, mean_var")
+    separated = next(line for line in lines if line.startswith("- arm `ksvm_K0.04_separated`"))
+    assert separated.endswith("; on `multidist` mode_var=0.04, mean_var=0.04")
+    assert next(line for line in lines if line.startswith("- arm `ksvm_K0.04`:")).endswith("mode_var=0.2, mean_var=1.0")
+
+
 def test_a_paper_number_is_marked_inside_or_outside_its_tolerance():
     assert report._marked((0.06773, 0.00105), (0.0685, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✓"
     assert report._marked((0.06773, 0.00105), (0.0689, 0.001), Tolerance()) == "0.06773 ± 0.00105 ✗"

@@ -118,18 +118,28 @@ def _seeds(seeds: list[int]) -> str:
 def settings(rows: list[Row]) -> str:
     """The dataset(s), with the rounds the arms play on each (the arms capped shorter named), and each arm's
     learner with its parameters, as the runs resolved them."""
-    lines = []
+    lines, own = [], {}  # own[arm]: its dataset settings where the arms of that dataset differ
     for name in dict.fromkeys(row.dataset for row in rows):
         plans = {row.arm: row.first.run.plan for row in rows if row.dataset == name}
         longest = max(p.rounds for p in plans.values())
         capped = ", ".join(f"{a} at most {p.rounds:,}" for a, p in plans.items() if p.rounds < longest)
-        plan = next(iter(plans.values()))
-        params = ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(plan.dataset.params).items() if v is not None)
-        lines.append(f"- dataset `{name}` ({longest:,} rounds{'; ' + capped if capped else ''}): {params}")
+        each = {
+            a: {k: v for k, v in dataclasses.asdict(p.dataset.params).items() if v is not None}
+            for a, p in plans.items()
+        }
+        keys = list(dict.fromkeys(k for values in each.values() for k in values))
+        varying = [k for k in keys if len({repr(values.get(k)) for values in each.values()}) > 1]
+        shared = ", ".join(f"{k}={v}" for k, v in next(iter(each.values())).items() if k not in varying)
+        by_arm = f"; by arm: {', '.join(varying)}" if varying else ""  # the first arm's were printed as every arm's
+        lines.append(f"- dataset `{name}` ({longest:,} rounds{'; ' + capped if capped else ''}): {shared}{by_arm}")
+        for arm, values in each.items():
+            if varying:
+                own.setdefault(arm, []).append(f"`{name}` {', '.join(f'{k}={values.get(k)}' for k in varying)}")
     for arm in dict.fromkeys(row.arm for row in rows):
         plan = next(row.first.run.plan for row in rows if row.arm == arm)
         params = {k: v for k, v in dataclasses.asdict(plan.learner.params).items() if k != "seed"}
-        lines.append(f"- arm `{arm}`: `{plan.learner.name}` " + ", ".join(f"{k}={v}" for k, v in params.items()))
+        data = f"; on {'; '.join(own[arm])}" if arm in own else ""
+        lines.append(f"- arm `{arm}`: `{plan.learner.name}` " + ", ".join(f"{k}={v}" for k, v in params.items()) + data)
     return "\n".join(lines)
 
 
