@@ -164,6 +164,18 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
             r"^target: name the target column of data.csv \(its columns: a, b, y\)$",
         ),
         ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
+        (  # the second a was dropped from the inputs without a word
+            "a,a,y\n0,1,0.5\n1,0,1.5\n",
+            {"target": "y"},
+            DataError,
+            r"data.csv: the header names column 'a' twice \(columns 1 and 2\): rename one$",
+        ),
+        (  # pandas' index, written by DataFrame.to_csv: the row number became a feature named ''
+            ",a,y\n0,1,0.5\n1,0,1.5\n",
+            {"target": "y"},
+            DataError,
+            r"data.csv: column 1 of the header has no name \(the index DataFrame.to_csv writes: save the file with ",
+        ),
         ("", {"target": "y"}, DataError, r"data.csv: the file is empty"),
         ("a,y\n", {"target": "y"}, DataError, r"data.csv: the file holds no rows of data$"),
         ("y\n1\n2\n", {"target": "y"}, DataError, r"data.csv: no feature columns besides the target: okl learns"),
@@ -188,6 +200,16 @@ def test_bad_files_are_one_line_errors(tmp_path, no_data, content, keys, error, 
     with pytest.raises(error, match=message) as raised:
         from_file(path, **keys)
     assert "\n" not in str(raised.value)
+
+
+def test_a_quoted_header_name_holding_the_separator_is_one_column(tmp_path, no_data):
+    """The header was split on every comma: '"price, usd"' named two features of a two-column table (the rows' parser
+    read one), and iter_file failed in zip()."""
+    path = tmp_path / "data.csv"
+    path.write_text('"price, usd",b,"y, target"\n10,1,0.5\n20,0,1.5\n30,1,2.5\n')
+    stream = from_file(path, target="y, target")
+    assert stream.features == ["price, usd", "b"] and stream.d == 2
+    assert list(iter_file(path, target="y, target"))[0] == ({"price, usd": 10.0, "b": 1.0}, 0.5)
 
 
 def test_errors_from_python_name_its_keywords(tmp_path, no_data):

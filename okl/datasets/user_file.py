@@ -35,6 +35,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import csv
 import dataclasses
 import hashlib
 import json
@@ -384,7 +385,19 @@ def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
     line = line.rstrip("\r\n")
     if not line:
         raise DataError(f"{path}: the file is empty (a header line and rows of numbers were expected)")
-    return [c.strip().strip('"').strip() for c in line.split(sep)], skip, encoding
+    columns = [c.strip() for c in next(csv.reader([line], delimiter=sep))]  # quotes as the rows' parser reads them
+    for i, column in enumerate(columns):  # split on every comma, '"price, usd"' was two columns and names shifted
+        if not column:
+            raise DataError(
+                f"{path}: column {i + 1} of the header has no name (the index DataFrame.to_csv writes: save the file "
+                "with index=False, or name the column)"
+            )
+        if columns.index(column) != i:  # a second "a" was dropped from the inputs, silently
+            raise DataError(
+                f"{path}: the header names column {column!r} twice (columns {columns.index(column) + 1} "
+                f"and {i + 1}): rename one"
+            )
+    return columns, skip, encoding
 
 
 def _past(fh, skip: int):
