@@ -74,14 +74,27 @@ def resolve(path: str, what: str) -> object:
 
 
 def feature_order(x: Mapping) -> tuple[Hashable, ...]:
-    """The keys of ``x`` sorted (by type name, then value, so that mixed key types sort too)."""
-    return tuple(sorted(x, key=lambda k: (type(k).__name__, k)))
+    """The keys of ``x`` sorted (by type name, then value, so that mixed key types sort too; keys whose values do not
+    compare, tuples of mixed types, by their repr)."""
+    try:
+        return tuple(sorted(x, key=lambda k: (type(k).__name__, k)))
+    except TypeError:  # (1, "a") against (1, 2): a TypeError at the first sample
+        return tuple(sorted(x, key=lambda k: (type(k).__name__, repr(k))))
 
 
 def vector(x: Mapping, order: Sequence[Hashable]) -> np.ndarray:
-    """``x`` as a float64 vector in ``order``: absent features are 0, features outside ``order`` ignored."""
+    """``x`` as a float64 vector in ``order``: absent features are 0, features outside ``order`` ignored; a value
+    None (river's missing value) is an error naming its feature (numpy made it NaN, which the learner then refused as
+    "nan at index 0")."""
+    values = list(map(x.get, order, repeat(0.0)))
+    if None in values:
+        bad = order[values.index(None)]
+        raise ConfigError(
+            f"feature {bad!r} is None (a missing value): impute it first (e.g. river's preprocessing.StatImputer) or "
+            "drop the key"
+        )
     try:
-        return np.array(list(map(x.get, order, repeat(0.0))), dtype=np.float64)
+        return np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
         bad = next(k for k in order if not _is_number(x.get(k, 0.0)))
         raise ConfigError(

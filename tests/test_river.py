@@ -22,6 +22,7 @@ ESTIMATORS = [
     Regressor("fogd"),  # no eta, no horizon: the anytime step
     Regressor("kons"),  # its memory grows by design: river's memory check is skipped
     Regressor("ewa"),  # its default experts
+    Regressor("fsgd", sigma=50.0),  # multi_hinge by default: square here (it failed at the first sample)
     Classifier("fogd", eta=0.1),
     Classifier("fogd", eta=0.1, loss="logistic"),
     Classifier("pkawv_taylor"),
@@ -56,6 +57,54 @@ def test_learners_whose_state_grows_skip_rivers_memory_check_and_the_docs_name_t
     assert re.findall(r"`(\w+)`", said) == growing
 
 
+def test_a_loss_that_does_not_fit_the_task_is_refused_when_the_estimator_is_made():
+    """Regressor("fogd", loss="logistic") and Classifier("river") were accepted, then failed at the first sample."""
+    for make, message in (
+        (lambda: Regressor("fogd", loss="logistic"), "loss 'logistic' is a loss of labels, and the stream is a regr"),
+        (lambda: Classifier("river"), "is not a classifier, and binary datasets need one"),
+        (lambda: Regressor(features="time"), "features takes the list of feature keys, got 'time': features=['time']"),
+        (lambda: Regressor(features=[]), "features=[] names no feature"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            make()
+
+
+def test_probabilities_follow_the_loss_of_an_ensembles_experts():
+    """Classifier("ewa", experts=[hinge fsgd]) gave "probabilities" (1 + f)/2 from ewa's own square loss (LogLoss 1.197
+    on Phishing, worse than a coin); a logistic expert's score is a log-odds."""
+    x = {"a": 1.0}
+    hinge = Classifier("ewa", experts=[{"name": "fsgd", "loss": "hinge"}])
+    hinge.learn_one(x, True)
+    with pytest.raises(NotImplementedError, match="the hinge loss has no probabilities"):
+        hinge.predict_proba_one(x)
+    logistic = Classifier("ewa", experts=[{"name": "fogd", "loss": "logistic", "eta": 0.5}])
+    logistic.learn_one(x, True)
+    f = logistic._score(x)
+    assert logistic.predict_proba_one(x)[True] == pytest.approx(1 / (1 + np.exp(-f)))
+    mixed = Classifier("ewa", experts=[{"name": "fogd", "loss": "logistic"}, {"name": "fogd", "loss": "square"}])
+    mixed.learn_one(x, True)
+    with pytest.raises(NotImplementedError, match="experts of several losses"):
+        mixed.predict_proba_one(x)
+
+
+def test_a_missing_value_and_odd_keys_are_said_by_feature():
+    """None (river's missing value) was "nan at index 0"; tuple keys of mixed types were a TypeError at the first
+    sample; a refused sample registered its label as a class, and predict_proba_one before any feature crashed."""
+    model = Regressor("fogd")
+    model.learn_one({"a": 1.0, "b": 2.0}, 1.0)
+    with pytest.raises(ConfigError, match=r"^feature 'a' is None \(a missing value\): impute it first"):
+        model.predict_one({"a": None, "b": 2.0})
+    mixed = Regressor("fogd")
+    mixed.learn_one({(1, "a"): 1.0, (1, 2): 2.0}, 1.0)
+    assert set(mixed._order) == {(1, "a"), (1, 2)}
+    classes = MultiClassifier("fsgd", loss="multi_logistic")
+    with pytest.raises(ValueError, match="non-finite input"):
+        classes.learn_one({"a": float("nan")}, "z")
+    assert classes._labels == []
+    classes.learn_one({}, "x")  # no feature: nothing to learn from, the label is known
+    assert classes.predict_proba_one({}) == {"x": 1.0} and classes.predict_one({}) == "x"
+
+
 def test_a_gradient_learner_learns_without_a_step_or_a_horizon():
     """Regressor("fogd") asked for learner.eta at its first sample; it now steps with η_t = 1/√t."""
     stream = list(datasets.synth.Friedman(seed=3).take(400))
@@ -67,9 +116,8 @@ def test_a_gradient_learner_learns_without_a_step_or_a_horizon():
 
 
 def test_errors_name_pythons_keywords_not_okl_runs_keys():
-    model = Classifier("fsgd", loss="multi_hinge")
-    with pytest.raises(ConfigError) as info:
-        model.learn_one({"a": 1.0}, True)
+    with pytest.raises(ConfigError) as info:  # when the estimator is made (it was at the first sample)
+        Classifier("fsgd", loss="multi_hinge")
     assert str(info.value) == "fsgd: loss=multi_hinge does not fit binary datasets; set loss=square, hinge or logistic"
     # horizon=-1 ended in "math domain error" at the first sample and 0 was taken; y=None in a bare TypeError
     for horizon in (-1, 0, 2.5):
@@ -129,7 +177,7 @@ def test_multiclassifier_probabilities_are_the_softmax_of_the_class_scores():
     assert model.predict_one(x) == model._labels[int(np.argmax(scores))]
     with pytest.raises(NotImplementedError, match="multi_hinge"):
         MultiClassifier("fsgd").predict_proba_one(x)
-    with pytest.raises(ConfigError, match="MultiClassifier needs a multi-class loss"):
+    with pytest.raises(ConfigError, match="loss=hinge does not fit multiclass datasets; set loss=multi_hinge or"):
         MultiClassifier("fsgd", loss="hinge")
 
 
@@ -301,8 +349,9 @@ def test_river_classifier_scores_binary_streams(composed):
         (["dataset=river", "dataset.stream=datasets"], "not a dotted path under river.: e.g. datasets.TrumpApproval"),
         (["learner.params=[1, 2]"], "params must be a mapping of linear_model.LinearRegression's arguments by name"),
         (  # "river.okl.river.Regressor ... river's documentation of okl.river.Regressor"
-            ["learner.model=okl.river.Regressor", "learner.params={learner: fsgd}"],
-            "learner.params: okl.river.Regressor with {'learner': 'fsgd'} fails on its first rounds",
+            ["learner.model=okl.river.Regressor", "learner.params={learner: fsgd, loss: hinge}"],
+            "learner.params: okl.river.Regressor rejects {'learner': 'fsgd', 'loss': 'hinge'}: learner 'fsgd': loss "
+            "'hinge' is a loss of labels",
         ),
         (["learner.model=preprocessing.StandardScaler"], "not a river regressor or classifier"),
         (["learner.params={k: 5}"], "learner.params: river.linear_model.LinearRegression rejects {'k': 5}"),
@@ -430,14 +479,16 @@ def test_the_bundled_bench_presets_play_both_sides_in_the_same_pipeline(okl_run,
         assert ys.shape[1] == 6 and (ys.nunique(axis=1) == 1).all(), stream
 
 
-def test_a_regressor_refused_for_its_loss_is_refused_at_every_sample():
+def test_a_regressor_of_a_label_loss_is_refused_when_made_and_fsgd_defaults_to_the_square_loss():
     """Regressor("fsgd") (multi_hinge by default) raised the loss error at the first sample and then took the next
-    ones, truncating targets to classes; it is refused at every sample, in Python's words."""
-    model = Regressor("fsgd")
+    ones, truncating targets to classes; with the loss given it is refused when made, in Python's words, and by
+    default it learns the square loss."""
+    with pytest.raises(ConfigError, match=r"set loss=square"):
+        Regressor("fsgd", loss="multi_hinge")
+    model = Regressor("fsgd", sigma=0.5, eta=0.5)
     for y in (0.5, 0.5, -0.37):
-        with pytest.raises(ConfigError, match=r"set loss=square"):
-            model.learn_one({"a": 1.0}, y)
-    assert model._okl is None
+        model.learn_one({"a": 1.0}, y)
+    assert model._okl.params.loss == "square" and model.predict_one({"a": 1.0}) != 0.0
 
 
 def test_a_classifier_whose_loss_the_task_sets_has_its_probabilities():

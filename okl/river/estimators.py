@@ -40,7 +40,9 @@ multi-logistic loss gives the softmax of the class scores as probabilities.
 
 River's ``check_estimator`` passes for every learner, except its bounded-memory check for the learners whose
 state grows with every round by design (:meth:`okl.learners.base.Learner.grows`: kernel_awv, online_krr,
-kons, sketched_kons, fsgd, rbf_ogd without a budget), which declare it in ``_unit_test_skips``.
+kons, sketched_kons, fsgd, omkl and adamkl, rbf_ogd without a budget), which declare it in ``_unit_test_skips``.
+A learner whose default loss is one of labels (fsgd, polk: ``multi_hinge``) learns the square loss in a
+:class:`Regressor` unless ``loss`` is given.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ import numpy as np
 from okl import riverlib
 from okl.errors import ConfigError, OklError, in_python_words
 from okl.learners import LEARNERS, Learner
-from okl.losses import BINARY_OF, MULTICLASS
+from okl.losses import BINARY_OF, LABEL_LOSSES, MULTICLASS
 from okl.validation import integer_at_least
 
 riverlib.require()
@@ -80,6 +82,17 @@ def _in_python_words(exc: Exception) -> Exception:
     return in_python_words(exc, "learner")
 
 
+def _score_loss(learner: Learner) -> str | None:
+    """The loss whose scale the learner's score f(x) has (what its probabilities follow): its own, the one the task
+    chose (dual_sgd), or for an ensemble that of its experts when they share one (ewa's own loss weighs the experts;
+    its score averages theirs: hinge experts gave "probabilities" (1 + f) / 2, LogLoss 1.197 on Phishing)."""
+    experts = getattr(learner, "experts", None)
+    if experts:
+        losses = {_score_loss(expert) for expert in experts}
+        return losses.pop() if len(losses) == 1 else None
+    return getattr(learner.params, "loss", None) or getattr(learner, "loss", None) or "square"
+
+
 class _Adapter(base.Estimator):
     """What the estimators share: the learner's key and parameters, the feature order, the learner."""
 
@@ -94,6 +107,12 @@ class _Adapter(base.Estimator):
     ) -> None:
         if horizon is not None:  # the learner is built at the first sample: its keywords are checked here
             integer_at_least("horizon", horizon, 1)
+        if isinstance(features, (str, bytes)) or (features is not None and not len(features)):
+            raise ConfigError(  # "time" became the features 't', 'i', 'm', 'e'; [] was taken as not given
+                f"features takes the list of feature keys, got {features!r}: features=[{features!r}] for one"
+                if isinstance(features, (str, bytes))
+                else "features=[] names no feature: give the feature keys, or leave features out"
+            )
         self.learner = learner
         self.features = None if features is None else tuple(features)
         self.horizon = horizon
@@ -106,12 +125,10 @@ class _Adapter(base.Estimator):
         if spec.beforehand is not None:
             raise ConfigError(f"learner {learner!r} sees the stream before round 1; river estimators learn online")
         self._settings = self._defaults(spec, params)
-        with _python_words():  # wrong keys and values fail here, not at the first sample
-            self._loss = getattr(LEARNERS.params(learner, self._settings), "loss", "square")
-            if self._loss is None:  # a loss the learner sets by the task (dual_sgd: logistic for binary labels)
-                probe = spec(1, **self._settings)
-                probe.check_task(self.task)
-                self._loss = getattr(probe, "loss", None)
+        with _python_words():  # wrong keys and values, and a loss that does not fit the task, fail here
+            probe = spec(1, **self._settings)  # (Regressor("fsgd", loss="hinge") failed at the first sample)
+            probe.check_task(self.task)
+            self._loss = _score_loss(probe)
         self._order = self.features
         self._known: frozenset = frozenset(self._order or ())
         self._warned = False
@@ -168,6 +185,12 @@ class Regressor(_Adapter, base.Regressor):
 
     task = "regression"
 
+    def _defaults(self, spec: type[Learner], params: dict[str, Any]) -> dict[str, Any]:
+        """A default loss of labels becomes the square loss (fsgd, polk: multi_hinge; Regressor("fsgd") failed at the
+        first sample)."""
+        default = getattr(spec.Params, "loss", None)
+        return {"loss": "square", **params} if default in LABEL_LOSSES else dict(params)
+
     def learn_one(self, x: dict, y: float) -> None:
         try:
             target = float(y)
@@ -207,7 +230,8 @@ class Classifier(_Adapter, base.Classifier):
         elif self._loss == "square":
             p = min(max((1 + f) / 2, 0.0), 1.0)
         else:
-            raise NotImplementedError(f"a learner of the {self._loss} loss has no probabilities")
+            what = f"the {self._loss} loss" if self._loss else "experts of several losses"
+            raise NotImplementedError(f"a learner of {what} has no probabilities")
         return {False: 1 - p, True: p}
 
 
@@ -235,10 +259,17 @@ class MultiClassifier(_Adapter, base.Classifier):
         return True
 
     def learn_one(self, x: dict, y: Hashable) -> None:
-        if y not in self._index:
+        new = y not in self._index
+        if new:
             self._index[y] = len(self._labels)
             self._labels.append(y)
-        self._learn(x, float(self._index[y]))
+        try:
+            self._learn(x, float(self._index[y]))
+        except Exception:  # a refused sample registers no label (NaN labels became a class each, unlearned)
+            if new:
+                del self._index[y]
+                self._labels.pop()
+            raise
 
     def predict_one(self, x: dict) -> Hashable | None:
         if not self._labels:
@@ -252,6 +283,8 @@ class MultiClassifier(_Adapter, base.Classifier):
         if not self._labels:
             return {}
         vector = self._vector(x)
+        if vector is None:  # no sample with features yet: nothing learned, every known label alike
+            return dict.fromkeys(self._labels, 1 / len(self._labels))
         scores = self._okl.activations(vector[None, :])[0]
         scores = np.concatenate([scores, np.zeros(len(self._labels) - len(scores))])  # classes not yet scored
         p = np.exp(scores - scores.max())

@@ -92,7 +92,7 @@ class RiverModel(Learner):
             arguments.setdefault("seed", p.seed)
         try:
             self.estimator = model(**arguments)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, ConfigError) as exc:  # ConfigError: okl.river's own estimators check there
             raise ConfigError(f"learner.params: {riverlib.full_name(p.model)} rejects {p.params}: {exc}") from None
         self._keys = range(self.d)
         self._task = "regression" if isinstance(self.estimator, riverlib.require().base.Regressor) else "binary"
