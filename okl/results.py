@@ -111,6 +111,8 @@ def load(
         # Nyström learners' dictionary_size, POLK's risk..., and asking for one failed; a run without one has nulls
         schemas = [pq.read_schema(f) for f in firsts]
         schema = pa.unify_schemas([*schemas, PARTITION], promote_options="permissive")
+        if unknown := [c for c in columns or () if c not in schema.names]:  # it was pyarrow's schema dump
+            raise ConfigError(f"no column {unknown[0]!r} in the rounds; they have: {', '.join(schema.names)}")
         data = ds.dataset(
             [str(f) for f in files],
             schema=schema,
@@ -262,5 +264,6 @@ def heldout(root: str | Path | None = None, **filters) -> pd.DataFrame | None:
     for run_dir in _run_dirs(root, **filters):
         scores = run_dir.heldout()
         if scores is not None:
-            frames.append(scores.to_pandas().assign(**run_dir.partition))
+            keys = {**run_dir.partition, "seed": int(run_dir.partition["seed"])}  # int64 as in runs() and load()
+            frames.append(scores.to_pandas().assign(**keys))
     return pd.concat(frames, ignore_index=True) if frames else None

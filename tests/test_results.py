@@ -279,3 +279,15 @@ def test_okl_results_help_names_its_export_command(capsys):
     """The README documents okl-results export; okl-results --help did not mention it."""
     code, out, _ = call(lambda: results_cli.main(["--help"]), capsys)
     assert code == 0 and "okl-results export [--format csv] [--mlflow [URI]]" in " ".join(out.split())
+
+
+def test_heldout_seeds_merge_with_the_runs_and_an_unknown_column_names_the_columns(okl_run, results_root):
+    """results.heldout gave seed as text (a merge with runs() failed: str and int64), and load(columns=["nope"])
+    dumped pyarrow's schema as if the files were damaged."""
+    assert okl_run("dataset=multidist", "learner=polk", "n=200", "checkpoints=2", "progress=false")[0] == 0
+    merged = results.heldout(results_root).merge(results.runs(results_root)[["run", "seed"]], on=["run", "seed"])
+    assert len(merged) == 2 and merged.seed.dtype == np.int64
+    from okl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^no column 'nope' in the rounds; they have: t, y, y_hat, loss, "):
+        results.load(results_root, columns=["nope"])
