@@ -70,7 +70,8 @@ class OnlineRidge:
         self.dim = dim
         self.lam = lam
         self.awv = awv
-        self.P = np.asfortranarray(np.eye(dim) / lam)
+        self.P = np.zeros((dim, dim), order="F")  # np.eye(dim) / lam, then its Fortran copy: three r×r arrays, two
+        np.fill_diagonal(self.P, 1.0 / lam)  # alive at once (6.5 GB and 18 s for the 3.3 GB state of d = 200, M = 2)
         self.b = np.zeros(dim)
         for P, Phi_t in (
             (np.eye(2, order="F"), np.zeros((3, 2)).T),
