@@ -158,7 +158,10 @@ GOOD = ",".join(["1"] + ["0.5"] * 18)
         (",".join(["0"] + ["0.5"] * 17 + ["abc"]), "line 2: column 18 holds 'abc', not a number"),
         (",".join(["0"] + ["0.5"] * 17 + ["nan"]), "line 2: column 18 holds 'nan', not a finite number"),
         (",".join(["0"] + ["0.5"] * 17 + ["1e400"]), "line 2: column 18 holds '1e400', not a finite number"),
-        (",".join(["0"] + ["0.5"] * 17 + [""]), "line 2: column 18 holds '', not a number"),
+        (
+            ",".join(["0"] + ["0.5"] * 17 + [""]),
+            "line 2: column 18 holds '', not a number: a missing value, drop or impute it",
+        ),
         (",".join(["0"] + ["0.5"] * 17), "line 2: expected 19 fields, found 18"),
         (",".join(["0"] + ["0.5"] * 19), "line 2: expected 19 fields, found 20"),
     ],

@@ -431,3 +431,31 @@ def test_a_held_out_file_is_scaled_as_the_stream(tmp_path, no_data):
     np.testing.assert_allclose(X_test, (X[:50] * 2 - low) / (high - low), rtol=1e-12)
     np.testing.assert_array_equal(y_test, Y[:50])
     assert stream.params.test_sha256 is not None and stream.params.test_parts == ["test"]
+
+
+def test_files_pandas_and_scikit_learn_write_are_read_or_told_what_to_change(tmp_path, no_data):
+    """A Parquet file with a named index was a KeyError; one with pandas' row labels saved would learn from them; an
+    .npz of text labels was numpy's "could not convert string to float" with no file; a 0-based LIBSVM file
+    (scikit-learn's dump_svmlight_file), a ';'-separated "CSV" and an empty cell named no fix (hunt 7b)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0], "y": [0.5, 1.5, 2.5]})
+    frame.set_index("a").to_parquet(tmp_path / "named.parquet")
+    assert sorted(from_file(tmp_path / "named.parquet", target="y").features) == ["a", "b"]
+    pq.write_table(pa.Table.from_pandas(frame.iloc[[0, 2]], preserve_index=True), tmp_path / "labels.parquet")
+    with pytest.raises(DataError, match=r"column '__index_level_0__' is the index pandas saved with the DataFrame: "):
+        from_file(tmp_path / "labels.parquet", target="y")
+    np.savez(tmp_path / "text.npz", X=np.zeros((3, 2)), y=np.array(["a", "b", "c"]))
+    with pytest.raises(DataError, match=r"text.npz: y holds <U1 values, not numbers: encode them as numbers first$"):
+        from_file(tmp_path / "text.npz")
+    (tmp_path / "zero.svm").write_text("1 0:1 1:2\n-1 0:2\n")
+    with pytest.raises(DataError, match=r"feature index 0 is not an integer in 1..1 \(a 0-based file, as scikit"):
+        from_file(tmp_path / "zero.svm")
+    (tmp_path / "semi.csv").write_text("a;b;y\n1;2;3\n")
+    with pytest.raises(ConfigError, match=r"its header is one column: a file separated by ';' is not CSV$"):
+        from_file(tmp_path / "semi.csv", target="y")
+    (tmp_path / "gap.csv").write_text("a,b,y\n1,,3\n2,1,4\n")
+    with pytest.raises(DataError, match=r"line 2: column 'b' holds '', not a number: a missing value, drop or impute"):
+        from_file(tmp_path / "gap.csv", target="y")

@@ -110,7 +110,10 @@ def _libsvm_block(data: bytes, first_line: int, d: int, name: str) -> tuple[np.n
     wrong = (index != np.floor(index)) | (index < 1) | (index > d)
     if wrong.any():
         j = np.argmax(wrong)
-        fail(lines[row[j]], f"feature index {index[j]:g} is not an integer in 1..{d}")
+        zero = (
+            " (a 0-based file, as scikit-learn's dump_svmlight_file writes by default: save it with zero_based=False)"
+        )
+        fail(lines[row[j]], f"feature index {index[j]:g} is not an integer in 1..{d}{zero if index[j] == 0 else ''}")
     flat = row * d + index.astype(np.int64) - 1
     order = np.sort(flat)
     repeated = order[1:] == order[:-1]
@@ -222,7 +225,9 @@ def _diagnose(opener: Opener, fmt: Delimited, name: str, encoding: str) -> None:
                 try:
                     value = float(field.replace(fmt.decimal, "."))
                 except ValueError:
-                    raise DataError(f"{where}: column {column!r} holds {field!r}, not a number") from None
+                    missing = field.strip() in ("", "NA", "NaN", "nan", "null", "None")
+                    empty = ": a missing value, drop or impute it" if missing else ""
+                    raise DataError(f"{where}: column {column!r} holds {field!r}, not a number{empty}") from None
                 if not np.isfinite(value):
                     raise DataError(f"{where}: column {column!r} holds {field!r}, not a finite number")
 

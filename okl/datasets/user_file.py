@@ -355,7 +355,9 @@ def _chunks(
             )
         if target is None or target not in columns:
             what = "name the target column" if target is None else f"no column {target!r} in the header"
-            raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)})")
+            other = next((c for c in ";|\t," if len(columns) == 1 and c in columns[0] and c != sep), None)
+            hint = f"; its header is one column: a file separated by {other!r} is not {fmt.upper()}" if other else ""
+            raise ConfigError(f"dataset.target: {what} of {path.name} (its columns: {', '.join(columns)}){hint}")
         names.extend(c for c in columns if c != target)
         opener = lambda: _past(open_content(path), skip)  # noqa: E731
         yield from parsers.delimited(opener, Delimited(sep=sep, target=target), name, encoding, strip=True)
@@ -421,10 +423,15 @@ def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple
             pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type)
         ):
             raise DataError(f"{path}: column {column.name!r} holds {column.type}, not numbers: drop or encode it")
+    if index := next((c for c in columns if c.startswith("__index_level_")), None):  # its row labels, as a feature
+        raise DataError(
+            f"{path}: column {index!r} is the index pandas saved with the DataFrame: save it with index=False, or "
+            "reset_index() first to keep it as a named column"
+        )
     features, done = [c for c in columns if c != target], 0
     names.extend(features)
     for batch in table.iter_batches(batch_size=ROWS):
-        frame = batch.to_pandas()
+        frame = batch.to_pandas(ignore_metadata=True)  # a named index is one of the file's columns (it was a KeyError)
         X, y = np.ascontiguousarray(frame[features].to_numpy(np.float64)), frame[target].to_numpy(np.float64)
         yield _finite(X, y, path, done)
         done += len(y)
@@ -487,6 +494,9 @@ def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarr
         X = np.delete(loaded, column % loaded.shape[1], axis=1)
     if X.ndim != 2 or y.shape != (len(X),):
         raise DataError(f"{path}: X must be rows × features and y one value per row (got {X.shape} and {y.shape})")
+    for name, array in (("X", X), ("y", y)):  # text: numpy's "could not convert string to float", with no file
+        if array.dtype.kind not in "biuf":
+            raise DataError(f"{path}: {name} holds {array.dtype} values, not numbers: encode them as numbers first")
     for start in range(0, len(y), ROWS):
         Xc, yc = np.asarray(X[start : start + ROWS], np.float64), np.asarray(y[start : start + ROWS], np.float64)
         yield _finite(np.ascontiguousarray(Xc), yc, path, start)
