@@ -790,3 +790,26 @@ def test_table_2s_numbers_quoted_by_polks_figures_are_table_2s():
                 assert values[metric] == table[key][metric], (name, key, metric)
                 quoted += 1
     assert quoted == 5  # three risks, and the model orders 16 Table 2 prints too
+
+
+def test_a_candidate_cause_is_named_for_the_parts_it_concerns_only():
+    """Table 2's "3-fold ... runtime, but almost 2-fold decrease in error": the run-time deviation was printed as the
+    candidate cause of the error ratios too; ``explains`` names the checks it concerns."""
+    checks_ = (
+        parse({"kind": "ratio", "label": "time", "metric": "learner_s", "arm": "a", "over": "b", "at_least": 5}, "t"),
+        parse({"kind": "ratio", "label": "error", "metric": "loss", "arm": "a", "over": "b", "at_most": 0.5}, "t"),
+    )
+    results = {("d", "a"): [flat(1.0)], ("d", "b"): [flat(1.0)]}
+    artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), deviations=(catalog.Deviation("t", "rt"),))
+    for explains, expected in (
+        (
+            ("time",),
+            " — unexplained (candidate cause: deviation `rt`, not measured): time on d; unexplained: error on d",
+        ),
+        ((), " — unexplained (candidate cause: deviation `rt`, not measured)"),
+    ):
+        claim = Claim("src", "a claim", checks=checks_, explained_by="rt", explains=explains)
+        got = claim.verdict(results, {}, Tolerance())
+        assert got.status == "fails" and report._explained(artefact, claim, got, None) == expected
+    with pytest.raises(ConfigError, match="explains names no check's label: runtime"):
+        Claim("src", "a claim", checks=checks_, explained_by="rt", explains=("runtime",))

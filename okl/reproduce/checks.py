@@ -680,10 +680,14 @@ class Claim:
     checks: tuple[Check, ...] = ()
     not_checkable: str = ""  # why no check over our runs can decide it
     explained_by: str = ""  # the id of the deviation that explains a failure
+    explains: tuple[str, ...] = ()  # the labels of the checks it concerns (none: every check of the claim)
 
     def __post_init__(self) -> None:
         """A verdict names its parts by label and dataset: two checks of one label on one dataset would share a
         part's name, so an explanation of one would cover the other."""
+        object.__setattr__(self, "explains", tuple(self.explains))
+        if unknown := set(self.explains) - {c.label for c in self.checks}:
+            raise ConfigError(f"explains names no check's label: {', '.join(sorted(unknown))}")
         for i, a in enumerate(self.checks):
             for b in self.checks[i + 1 :]:
                 shared = not (a.datasets and b.datasets) or set(a.datasets) & set(b.datasets)
@@ -692,6 +696,11 @@ class Claim:
                         f"two checks share the label {a.label!r} on the same datasets; give each its own label "
                         "(a verdict names its parts by label and dataset)"
                     )
+
+    def concerns(self, part: str) -> bool:
+        """Whether the candidate cause (``explained_by``) concerns the verdict's part (named "<label> on <dataset>"):
+        a run-time deviation was offered for an error ratio too."""
+        return not self.explains or any(part == label or part.startswith(f"{label} on ") for label in self.explains)
 
     def verdict(self, results: Results, reported: Mapping, tolerance: Tolerance, absent: str = "") -> Verdict:
         """The claim's verdict over ``results``; ``absent``: the artefact's data is not here (its fetch command)."""

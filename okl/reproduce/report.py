@@ -204,8 +204,15 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     why = []
     if rest or not (theirs or ablated or unresolved):
         measured = "its ablation does not decide this part" if deviation and deviation.ablation else "not measured"
-        named = "unexplained" + (f" (candidate cause: deviation `{deviation.id}`, {measured})" if deviation else "")
-        why.append(named + (f": {', '.join(rest)}" if theirs or ablated or unresolved else ""))
+        candidate = [part for part in rest if deviation and claim.concerns(part)]
+        others = [part for part in rest if part not in candidate]
+        if candidate:  # the deviation is named for the parts it concerns only (claim.explains)
+            named = f"unexplained (candidate cause: deviation `{deviation.id}`, {measured})"
+            whole = not (others or theirs or ablated or unresolved)
+            why.append(named + ("" if whole else f": {', '.join(candidate)}"))
+        if others or not (candidate or theirs or ablated or unresolved):
+            listed = theirs or ablated or unresolved or candidate
+            why.append("unexplained" + (f": {', '.join(others)}" if listed and others else ""))
     phrase = f"not resolved by our seeds (t-test, {100 * LEVEL:g}%)"
     if ablated:
         ids = dict.fromkeys(i for part in ablated for i in causes[part])
