@@ -323,6 +323,8 @@ class Paper(Check):
     k: float | None = None  # instead of the artefact's tolerance
     relative: float | None = None
     ablations: tuple[tuple[str, str, str], ...] = ()
+    against: str = ""  # the arm whose reported numbers ``arms`` are held to (an arm at the text's settings, which the
+    # paper's table prints under the algorithm's row: Table 1's #SV at σ = 8 and Eq. 4)
 
     def tolerance(self, default: Tolerance | None) -> Tolerance:
         """What this check judges by: its own k or relative, else the artefact's; the table marks the paper's
@@ -332,6 +334,9 @@ class Paper(Check):
 
     def _one(self, results, dataset, reported, tolerance):
         tol = self.tolerance(tolerance)
+        if self.against:
+            theirs = reported.get((dataset, self.against), {})
+            reported = {(dataset, arm): theirs for arm in self.arms}
         rows = [
             (arm, v[self.metric])
             for (d, arm), v in reported.items()

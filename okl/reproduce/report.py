@@ -162,11 +162,11 @@ def claims(artefact: Artefact, found: list[Verdict]) -> list[str]:
     out = ["", f"What {artefact.paper} states, checked over {runs}{judged}:", ""]
     for claim, verdict in zip(artefact.claims, found, strict=True):
         theirs = artefact.on_paper(claim)
-        tolerances = [
+        tolerances = dict.fromkeys(  # once each (two checks of one metric and tolerance printed it twice)
             f"{c.metric} {tol.describe()}"
             for c in claim.checks
             if isinstance(c, Paper) and (tol := c.tolerance(artefact.tolerance)) != (artefact.tolerance or Tolerance())
-        ]
+        )
         its_own = f" [judged {'; '.join(tolerances)}]" if tolerances else ""
         line = f"- {claim.text} ({claim.source}){its_own} — {verdict.line()}"
         line += _explained(artefact, claim, verdict, theirs)
