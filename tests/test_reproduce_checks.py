@@ -834,3 +834,15 @@ def test_a_paper_check_against_another_arms_numbers_holds_the_text_settings_arm_
     results = {("d", "a"): [flat(1.0, model_size=20.0)], ("d", "a_text"): [flat(1.0, model_size=41.0)]}
     got = claim.verdict(results, {("d", "a"): {"model_size": 21.0}}, Tolerance())
     assert got.status == "partly" and "text: d: 0 of 1 model_size inside; outside: a_text 41 vs 21" in got.numbers
+
+
+def test_a_measured_error_at_the_majority_class_rate_is_said_to_learn_nothing():
+    """pkawv's code_preprocessing measured taylor2_paper on ijcnn1 at 9.574, the stream's majority-class rate, and
+    the line did not say that the text's scaling learns nothing there."""
+    from types import SimpleNamespace
+
+    labels = [1.0] * 10 + [-1.0] * 90  # rate 10
+    for mean, said in ((9.95, " (within 1% of the majority-class rate 10 or above it: learns nothing)"), (8.0, "")):
+        row = SimpleNamespace(summary=lambda metric, mean=mean: (mean, 0.0), runs=(Cell(0, [0.1] * 100, y=labels),))
+        assert report._learns_nothing(row, "loss") == said
+        assert report._learns_nothing(row, "learner_s") == ""

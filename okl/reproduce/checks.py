@@ -354,7 +354,7 @@ class Paper(Check):
                 inside.append(cell)
                 continue
             bracket = self._bracket(results, dataset, arm, ours, paper, tol)
-            rate = None if bracket else _no_skill(results[(dataset, arm)], ours, float(np.atleast_1d(paper)[0]))
+            rate = None if bracket else no_skill(results[(dataset, arm)], ours, float(np.atleast_1d(paper)[0]))
             spread = None if bracket or rate is not None else self._spread(results, dataset, arm, paper)
             if bracket:
                 causes.add(bracket[0])
@@ -418,8 +418,8 @@ class Paper(Check):
                 continue
             theirs = got.means[ablation]
             cells = results[(dataset, ablation)]
-            if self.metric == "loss" and (rate := _no_skill(cells, theirs)) is not None:
-                if _no_skill(cells, mean) is not None and _no_skill(cells, ours) is None:
+            if self.metric == "loss" and (rate := no_skill(cells, theirs)) is not None:
+                if no_skill(cells, mean) is not None and no_skill(cells, ours) is None:
                     both = f"it and the paper's {NO_BETTER.format(' ' + _fmt(rate))}: neither learns"
                     return id, f"{ablation} {_fmt(theirs)}: `{id}`; {both}"
                 continue
@@ -440,11 +440,11 @@ def constant_error(cell: Cell) -> float | None:
 
 
 NO_SKILL = "no skill"  # the cause :class:`Paper` gives a % error outside where ours and the paper's both learn nothing
-SKILL = 0.99  # a % error at or above this fraction of the majority-class rate learns nothing (:func:`_no_skill`)
+SKILL = 0.99  # a % error at or above this fraction of the majority-class rate learns nothing (:func:`no_skill`)
 NO_BETTER = "within 1% of the majority-class rate{} or above it"  # a cell's words ("at or above" was false: 9.55)
 
 
-def _no_skill(cells: Sequence[Cell], *errors: float) -> float | None:
+def no_skill(cells: Sequence[Cell], *errors: float) -> float | None:
     """The majority-class rate of the runs' stream when every mean % error of ``errors`` does no better than the
     majority class (within 1% of its rate, or worse); else None."""
     rate = constant_error(cells[0]) if cells else None

@@ -24,6 +24,7 @@ from okl.reproduce.checks import (
     Tolerance,
     Verdict,
     marking,
+    no_skill,
     paper_text,
     tally,
 )
@@ -276,9 +277,18 @@ def _ablation(artefact: Artefact, rows: list[Row], stopped: dict, metric: str, a
         if other is None or mine is None:
             parts.append(f"{dataset}: arm {arm} not run (okl-reproduce {artefact.name} runs it)")
             continue
-        theirs, ours_ = (_number(r.summary(metric), METRICS[metric].digits) for r in (other, mine))
+        theirs, ours_ = (_number(r.summary(metric), METRICS[metric].digits) + _learns_nothing(r, metric) for r in
+                         (other, mine))  # fmt: skip
         parts.append(f"{dataset}: {arm} {theirs} against {ours} {ours_}")
     return f"Measured ({METRICS[metric].header}): " + "; ".join(parts) + "."
+
+
+def _learns_nothing(row: Row, metric: str) -> str:
+    """ " (… the majority-class rate …: learns nothing)" after a % error no better than predicting the majority class
+    (pkawv's taylor2_paper on ijcnn1 showed 9.574, the rate, unremarked); nothing otherwise."""
+    mean = row.summary(metric) if metric == "loss" else None
+    rate = None if mean is None else no_skill(row.runs, float(mean[0]))
+    return "" if rate is None else f" ({NO_BETTER.format(f' {rate:.4g}')}: learns nothing)"
 
 
 def uncovered(artefact: Artefact) -> list[str]:
