@@ -144,7 +144,10 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     t = stats.ttest_rel(consistent["a"], spread)
     got = verdict(order, _seeded(consistent))
     assert t.pvalue < checks.LEVEL and got.status == "holds" and np.std(spread) > 10 * 0.1
-    assert f"closest by seed: a − b -0.104 ± {0.104 / abs(t.statistic):.2g} s.e. over 5 seeds" in got.numbers
+    assert (
+        f"least separated by seed (smallest |t|): a − b -0.104 ± {0.104 / abs(t.statistic):.2g} s.e. over 5 seeds"
+        in got.numbers
+    )
     assert f"|t| {abs(t.statistic):.3g} > {critical:.3g}" in got.numbers
     noisy = {"a": [1.0, 5.2, 1.9, 8.4, 2.9], "b": spread}
     t = stats.ttest_rel(noisy["a"], noisy["b"])
@@ -177,7 +180,9 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     nan = verdict(order, _seeded({"a": [0.5, 4.0, np.inf, 7.0, 2.0], "b": spread}))  # no noise to speak of
     assert nan.status == "fails" and nan.unresolved == () and "but a ≥ b" in nan.numbers and "seeds" not in nan.numbers
     same = verdict(order, _seeded({"a": [v - 0.1 for v in spread], "b": spread}))  # a difference of 0.1 ± rounding
-    assert same.status == "holds" and same.numbers.endswith("closest by seed: a − b -0.1 on each of 5 seeds")
+    assert same.status == "holds" and same.numbers.endswith(
+        "least separated by seed (smallest |t|): a − b -0.1 on each of 5 seeds"
+    )
     one_seed = {("d", "a"): [flat(2.1, seed=0), flat(0.0, seed=1)], ("d", "b"): [flat(2.0, seed=0)]}
     assert verdict(order, one_seed).status == "holds"  # means: 1.05 against 2, as before pairing
 

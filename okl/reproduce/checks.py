@@ -238,7 +238,7 @@ class Order(Check):
             text += "…" if len(broken) > 3 else ""
         elif paired := [(a, b, d) for a, b, d in judged if d is not None]:  # the comparison that decided it
             a, b, d = min(paired, key=lambda p: p[2].margin)
-            text += f"; closest by seed: {d.text(a, b)}"
+            text += f"; least separated by seed (smallest |t|): {d.text(a, b)}"  # not the smallest gap
         unresolved = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
         return Outcome(dataset, "fails" if broken else "holds", text, unresolved=unresolved)
 
