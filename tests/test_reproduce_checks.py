@@ -849,5 +849,5 @@ def test_a_measured_error_at_the_majority_class_rate_is_said_to_learn_nothing():
     labels = [1.0] * 10 + [-1.0] * 90  # rate 10
     for mean, said in ((9.95, " (within 1% of the majority-class rate 10 or above it: learns nothing)"), (8.0, "")):
         row = SimpleNamespace(summary=lambda metric, mean=mean: (mean, 0.0), runs=(Cell(0, [0.1] * 100, y=labels),))
-        assert report._learns_nothing(row, "loss") == said
-        assert report._learns_nothing(row, "learner_s") == ""
+        assert report._learns_nothing(row, "loss", row.summary("loss")) == said
+        assert report._learns_nothing(row, "learner_s", row.summary("learner_s")) == ""

@@ -67,15 +67,11 @@ def main(argv: list[str] | None = None) -> None:
             before = (manifest.analyses.get("regret") if manifest else None) or {}
             entry = score_run(run, cls(**params))
             source = "cached" if entry["cached"] else f"{entry['seconds']:.2f} s"
-            replaced = ""
-            if "comparator" in before and RegretEntry.comparator_of(before) != RegretEntry.comparator_of(entry):
-                replaced = (
-                    f"; it replaces the score against {RegretEntry.comparator_of(before)}, {before['regret']:.6g}"
-                )
-            print(
-                f"{path}: regret {entry['regret']:.6g} after {entry['rounds']:,} rounds against "
-                f"{RegretEntry.comparator_of(entry)} ({source}){replaced}"
-            )
+            scored = RegretEntry.comparator_of(entry)
+            was = RegretEntry.comparator_of(before) if "comparator" in before else scored
+            replaced = f"; it replaces the score against {was}, {before['regret']:.6g}" if was != scored else ""
+            rounds = f"{entry['rounds']:,} rounds"
+            print(f"{path}: regret {entry['regret']:.6g} after {rounds} against {scored} ({source}){replaced}")
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)

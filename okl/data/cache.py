@@ -99,9 +99,9 @@ def part_state(spec: Spec, part: str, data: Path, mirror: Path | None) -> str:
     array truncated or gone: every run would refuse it), ``raw in data`` / ``raw in mirror`` (parsed on first use),
     ``CORRUPT in mirror`` (a mirror copy whose stored bytes are not the catalog's: it would be refused) or
     ``missing`` (to download)."""
-    caches = [d for d in cache_dirs(data, spec, part) if current(d, spec, part)]
+    caches = [(d, meta) for d in cache_dirs(data, spec, part) if (meta := current(d, spec, part))]
     if caches:
-        wrong = [w for d in caches if (w := wrong_size(d, read_meta(d)))]
+        wrong = [w for d, meta in caches if (w := wrong_size(d, meta))]
         if len(wrong) < len(caches):
             return "cached"
         return f"DAMAGED cache ({wrong[0]}; okl-data fetch {spec.name} parses it again)"
@@ -315,6 +315,8 @@ class CachedPart:
     meta: dict
 
     def __post_init__(self) -> None:
+        if wrong := wrong_size(self.directory, self.meta):  # both arrays, once, before either is mapped
+            raise DataError(f"{wrong}: remove {self.directory}")
         rows, d = self.meta["rows"], self.meta["d"]
         self._maps = []
         self.x = self._map("x.bin", self.meta["dtypes"]["x"], (rows, d))
@@ -322,8 +324,6 @@ class CachedPart:
 
     def _map(self, name: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         path = self.directory / name
-        if wrong := wrong_size(self.directory, self.meta):
-            raise DataError(f"{wrong}: remove {self.directory}")
         with open(path, "rb") as fh:
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         self._maps.append(mapped)

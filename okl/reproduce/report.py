@@ -277,17 +277,21 @@ def _ablation(artefact: Artefact, rows: list[Row], stopped: dict, metric: str, a
         if other is None or mine is None:
             parts.append(f"{dataset}: arm {arm} not run (okl-reproduce {artefact.name} runs it)")
             continue
-        theirs, ours_ = (_number(r.summary(metric), METRICS[metric].digits) + _learns_nothing(r, metric) for r in
-                         (other, mine))  # fmt: skip
+        theirs, ours_ = (_shown(r, metric) for r in (other, mine))
         parts.append(f"{dataset}: {arm} {theirs} against {ours} {ours_}")
     return f"Measured ({METRICS[metric].header}): " + "; ".join(parts) + "."
 
 
-def _learns_nothing(row: Row, metric: str) -> str:
-    """ " (… the majority-class rate …: learns nothing)" after a % error no better than predicting the majority class
-    (pkawv's taylor2_paper on ijcnn1 showed 9.574, the rate, unremarked); nothing otherwise."""
-    mean = row.summary(metric) if metric == "loss" else None
-    rate = None if mean is None else no_skill(row.runs, float(mean[0]))
+def _shown(row: Row, metric: str) -> str:
+    """A row's number in a deviation's measured line (its summary read once)."""
+    summary = row.summary(metric)
+    return _number(summary, METRICS[metric].digits) + _learns_nothing(row, metric, summary)
+
+
+def _learns_nothing(row: Row, metric: str, summary: tuple[float, float] | None) -> str:
+    """ " (… the majority-class rate …: learns nothing)" after a % error (``summary``, the row's) no better than
+    predicting the majority class (pkawv's taylor2_paper on ijcnn1 showed 9.574, the rate, unremarked)."""
+    rate = no_skill(row.runs, float(summary[0])) if metric == "loss" and summary is not None else None
     return "" if rate is None else f" ({NO_BETTER.format(f' {rate:.4g}')}: learns nothing)"
 
 

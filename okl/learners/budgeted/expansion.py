@@ -15,7 +15,6 @@ import numpy as np
 from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.learners.base import BlockLearner
-from okl.losses import MULTICLASS
 
 
 class KernelExpansion(BlockLearner):
@@ -31,7 +30,7 @@ class KernelExpansion(BlockLearner):
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.kernel = Kernel("gaussian", self.params.sigma)
-        self.multiclass = self.params.loss in MULTICLASS
+        self.multiclass = self.labels == "class"  # a multi-class loss (Learner.labels, from the loss)
         self.X = np.zeros((0, d))
         self.W = np.zeros((0, 0 if self.multiclass else 1))
 

@@ -124,14 +124,12 @@ class FSGD(KernelExpansion):
             stop = min(B, start + b - sum(map(len, self.pending_X)))  # up to the end of the mini-batch
             before = self.W.shape[1]
             self.add_classes(y[start:stop])
-            A = self.activations(X[start:stop])
+            A = predicted = learned = self.activations(X[start:stop])
             if self.W.shape[1] > before:  # classes first seen in this chunk: each round sees those up to its own
                 seen = np.maximum(before, np.maximum.accumulate(y[start:stop].astype(np.int64)) + 1)
-                out[start:stop] = self.predictions(_unseen(A, np.concatenate([[before], seen[:-1]])))
-                values, G = self._loss(_unseen(A, seen), y[start:stop])
-            else:
-                out[start:stop] = self.predictions(A)
-                values, G = self._loss(A, y[start:stop])
+                predicted, learned = _unseen(A, np.concatenate([[before], seen[:-1]])), _unseen(A, seen)
+            out[start:stop] = self.predictions(predicted)
+            values, G = self._loss(learned, y[start:stop])
             risk[start:stop] = values + 0.5 * self.params.lam * self.norm2
             self.pending_X.append(X[start:stop])
             self.pending_G.append(G)
