@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 
 import numpy as np
@@ -210,6 +211,22 @@ def test_a_quoted_header_name_holding_the_separator_is_one_column(tmp_path, no_d
     stream = from_file(path, target="y, target")
     assert stream.features == ["price, usd", "b"] and stream.d == 2
     assert list(iter_file(path, target="y, target"))[0] == ({"price, usd": 10.0, "b": 1.0}, 0.5)
+
+
+def test_a_csv_cache_parsed_by_the_code_before_the_header_fix_is_parsed_again(tmp_path, no_data):
+    """A cache is keyed by content, format and target: one that the code before the header fix parsed ('"price,
+    usd"' read as two names, 'a,a,y' with one a dropped) was read as current. A csv's caches carry its parse
+    revision, so such a cache (here: the current one renamed to the layout before, with the old names) is not read."""
+    path = tmp_path / "data.csv"
+    path.write_text('"price, usd",b,y\n10,1,0.5\n20,0,1.5\n')
+    assert from_file(path, target="y").features == ["price, usd", "b"]
+    (fresh,) = (no_data / "file" / "cache").glob("*-csv-r2-y-v*")
+    old = fresh.with_name(fresh.name.replace("-csv-r2-", "-csv-"))
+    fresh.rename(old)
+    meta = json.loads((old / "meta.json").read_text())
+    (old / "meta.json").write_text(json.dumps({**meta, "features": ['"price', ' usd"']}))
+    assert from_file(path, target="y").features == ["price, usd", "b"]
+    assert fresh.is_dir()
 
 
 def test_errors_from_python_name_its_keywords(tmp_path, no_data):

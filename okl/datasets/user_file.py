@@ -81,6 +81,10 @@ OWN_LABELS = {  # the formats whose files say which values are the labels
 }
 MAX_CLASSES = 100  # integer labels 0..C-1 with more classes are read as a regression target
 ROWS = 1 << 16  # rows per chunk of the array formats
+# A format's parse revision, in its caches' names, so that a cache parsed by older code is parsed again: csv and tsv
+# 2, the header read as the rows are (it was split on every separator: '"price, usd",b,y' named three columns of a
+# two-feature table, 'a,a,y' dropped the second a from the inputs)
+PARSE_REVISION = {"csv": 2, "tsv": 2}
 
 
 @dataclass(frozen=True)
@@ -279,10 +283,12 @@ def _cached(
     tag = "default" if target is None else re.sub(r"\W", "_", str(target))
     if target is not None and tag != str(target):  # "a b" and "a_b" are two columns: two caches
         tag += "-" + hashlib.sha256(str(target).encode()).hexdigest()[:8]
-    directory = data / "file" / "cache" / f"{sha[:20]}-{fmt}-{tag}-v{cache.VERSION}"
+    revision = f"-r{PARSE_REVISION[fmt]}" if fmt in PARSE_REVISION else ""
+    stem = f"{sha[:20]}-{fmt}{revision}-{tag}"
+    directory = data / "file" / "cache" / f"{stem}-v{cache.VERSION}"
     meta, d = cache.read_meta(directory), None
     if width is not None and (meta is None or meta["d"] < width):
-        wide = directory.with_name(f"{sha[:20]}-{fmt}-{tag}-d{width}-v{cache.VERSION}")
+        wide = directory.with_name(f"{stem}-d{width}-v{cache.VERSION}")
         if (widened := cache.read_meta(wide)) is not None:
             directory, meta = wide, widened
         elif meta is not None or (d := _libsvm_dimension(path)) < width:
