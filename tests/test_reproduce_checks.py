@@ -841,6 +841,23 @@ def test_a_paper_check_against_another_arms_numbers_holds_the_text_settings_arm_
     assert got.status == "partly" and "text: d: 0 of 1 model_size inside; outside: a_text 41 vs 21" in got.numbers
 
 
+def test_a_paper_check_of_a_value_holds_the_arms_to_a_number_no_reported_row_holds():
+    """Table 2's "3.92% (LIBSVM) and 4.08% (L-BFGS)": the reported rows hold one batch number, so the L-BFGS half was
+    never checked; ``value`` holds the arms to the sentence's other number, by the same tolerance (2.976 is within 25%
+    of 3.92, not of 4.08)."""
+
+    def check(**keys):
+        return parse({"kind": "paper", "label": "batch", "metric": "model_size", "arms": ["a"], **keys}, "t")
+
+    results = {("d", "a"): [flat(1.0, model_size=2.976)]}
+    reported, tol = {("d", "a"): {"model_size": 3.92}}, Tolerance(relative=0.25)
+    assert check().evaluate(results, reported, tol)[0].status == "holds"
+    got = check(value=4.08).evaluate(results, reported, tol)[0]
+    assert got.status == "fails" and got.numbers == "d: 0 of 1 model_size inside; outside: a 2.976 vs 4.08"
+    with pytest.raises(ConfigError, match=r"^t: check paper takes its number from against .* or value, not both"):
+        check(value=4.08, against="b")
+
+
 def test_a_measured_error_at_the_majority_class_rate_is_said_to_learn_nothing():
     """pkawv's code_preprocessing measured taylor2_paper on ijcnn1 at 9.574, the stream's majority-class rate, and
     the line did not say that the text's scaling learns nothing there."""
