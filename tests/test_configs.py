@@ -105,9 +105,9 @@ def test_run_id_depends_on_what_determines_the_rounds_only(composed):
 
 def test_a_learner_revised_since_a_run_gives_another_run_id(composed, monkeypatch):
     """A fix that changes a learner's numbers at the same settings (fsgd and polk, revision 1: a block's rounds see
-    only the classes of the labels before them) must not leave its earlier runs to be reused as if they were this
-    code's: the revision enters the run id and the identity (okl-results tells the runs apart); 0 leaves both as
-    they were."""
+    only the classes of the labels before them; 2: their penalty column) must not leave its earlier runs to be
+    reused as if they were this code's: the revision enters the run id and the identity (okl-results tells the runs
+    apart); 0 leaves both as they were."""
     from okl.learners.random_features.fogd import FOGD
 
     plan = config.plan(composed("learner=fogd"))
@@ -115,7 +115,7 @@ def test_a_learner_revised_since_a_run_gives_another_run_id(composed, monkeypatc
     monkeypatch.setattr(FOGD, "revision", 2)
     revised = config.plan(composed("learner=fogd"))
     assert revised.run_id != plan.run_id and revised.identity["learner"]["revision"] == 2
-    assert config.plan(composed("learner=polk", "dataset=multidist")).identity["learner"]["revision"] == 1
+    assert config.plan(composed("learner=polk", "dataset=multidist")).identity["learner"]["revision"] == 2
 
 
 def test_a_reading_whose_numbers_depend_on_the_blocks_is_identified_by_its_block(composed):

@@ -166,7 +166,8 @@ def test_multi_class_mini_batches_give_the_loops_numbers_when_classes_appear_ins
         np.testing.assert_array_equal(play_blocks(learner, X, y, sizes), looped)
         blocks = diagnostics_of_blocks(LEARNERS.get(name)(3, **keys), X, y, sizes)
         np.testing.assert_array_equal(blocks["model_size"], loop["model_size"])
-        assert relative_gap(blocks["risk"], loop["risk"]) < 1e-12
+        for key in ("risk", "penalty"):
+            assert relative_gap(blocks[key], loop[key]) < 1e-12, key
     changed = y.copy()
     changed[2] = 3  # a class first seen at round 3: no prediction up to it may know
     assert (play_blocks(LEARNERS.get(name)(3, **keys), X, changed, (64,))[:3] == looped[:3]).all()

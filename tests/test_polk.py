@@ -129,6 +129,33 @@ def multidist_head(n, seed=0):
     return X[:n], y[:n]
 
 
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [("polk", {"K": 0.01, "batch": 4, "eta": 2.0}), ("fsgd", {"batch": 4, "eta": 2.0}), ("bsgd", {"budget": 20})],
+)
+def test_the_recorded_penalty_is_half_lambda_times_the_squared_norm_and_the_rest_of_the_risk_the_loss(name, keys):
+    """Table 3's risks: okl's risk is the loss plus (λ/2)Σ_c||f_c||² of the model that predicted the round; the
+    ``penalty`` column is that second term, checked against W_cᵀ K_DD W_c of the model before each round (played
+    round by round), and the risk less it against the multi-class hinge loss of that model's activations."""
+    X, y = multidist_head(200)
+    lam = 0.01
+    learner = LEARNERS.get(name)(2, sigma=SIGMA, lam=lam, loss="multi_hinge", **keys)
+    penalties, losses, recorded = [], [], []
+    for t in range(len(y)):
+        A = learner.activations(X[t : t + 1])
+        if A.shape[1] > y[t]:  # every class up to y_t seen before: the loss is the activations' own
+            losses.append((t, multiclass_loss("multi_hinge", A, y[t : t + 1])[0][0]))
+        W, D = learner.W, learner.X
+        penalties.append(0.5 * lam * float(np.einsum("ic,ij,jc->", W, learner.kernel(D, D), W)) if len(D) else 0.0)
+        learner.predict_learn_block(X[t : t + 1], y[t : t + 1])
+        recorded.append((learner.recorded["risk"][0], learner.recorded["penalty"][0]))
+    risk, penalty = np.array(recorded).T
+    np.testing.assert_allclose(penalty, penalties, rtol=1e-9, atol=1e-12)
+    assert penalty[-1] > 0.01  # the check is not vacuous
+    at, loss = np.array(losses).T
+    np.testing.assert_allclose((risk - penalty)[at.astype(int)], loss, rtol=1e-9, atol=1e-12)
+
+
 def test_polk_with_a_small_budget_prunes_through_komp_yet_tracks_fsgd():
     """K = 10⁻⁴ (ε = 1.5·10⁻³) goes through KOMP, which prunes most points; ||f − f̃|| <= ε each mini-batch
     keeps the risk and the predicted classes those of FSGD, which keeps every point."""

@@ -475,6 +475,9 @@ def test_figure_3_draws_the_learner_the_run_ended_with(okl_run, results_root):
     stream = np.concatenate([X for X, _ in dataset.chunks()])[: run.plan.rounds]  # against the stream's own points
     expected = nearest(finished.learner.dictionary.X).mean() / nearest(stream).mean()
     assert METRICS["dictionary_to_modes"].value(finished) == pytest.approx(expected)
+    tail = rounds.iloc[-round(0.05 * len(rounds)) :]  # Table 3's risk in its two terms (polk_fig7_mnist, penalty)
+    assert METRICS["penalty_tail"].value(finished) == pytest.approx(tail.penalty.mean()) and tail.penalty.min() > 0
+    assert METRICS["risk_loss_tail"].value(finished) == pytest.approx((tail.risk - tail.penalty).mean())
 
 
 def test_a_long_run_in_a_worker_shows_its_progress(results_root, monkeypatch):

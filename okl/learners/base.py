@@ -80,8 +80,9 @@ class Learner(ABC):
 
     # What to change when the state does not fit in memory, besides fewer rounds (see :meth:`footprint`).
     lighter: ClassVar[str] = ""
-    # Raised when a fix changes the numbers the same settings gave before: a run of an earlier revision is then
-    # another run (its id differs), played again rather than reused (okl.config.plan; 0 is left out of the id).
+    # Raised when a fix changes the numbers the same settings gave before, or the columns a run records: a run of
+    # an earlier revision is then another run (its id differs), played again rather than reused (okl.config.plan;
+    # 0 is left out of the id).
     revision: ClassVar[int] = 0
     # What y must be, checked with the inputs (:func:`_checked`): "class" (an index 0, 1, ...: a multi-class loss),
     # "sign" (−1 or +1: hinge, logistic...) or None (any real number); set from the loss (okl.losses.labels_of).

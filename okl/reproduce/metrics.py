@@ -102,6 +102,15 @@ def _last(column: str) -> Callable[[Finished], float | None]:
     return value
 
 
+def _tail_of(f: Finished, column: str, less: str | None = None) -> float | None:
+    """The mean of ``column`` (less the column ``less``) over the final 5% of the rounds; None for a run without
+    them."""
+    if any(c not in f.rounds for c in filter(None, (column, less))):
+        return None
+    tail = f.tail()
+    return float((tail[column] - (tail[less] if less else 0.0)).mean())
+
+
 def _heldout(f: Finished) -> float | None:
     return None if f.heldout is None else 100.0 * float(f.heldout.test_loss.iloc[-1])
 
@@ -160,7 +169,10 @@ METRICS: dict[str, Metric] = {
     "peak_rss_mb": Metric("peak RSS (MB)", _row("peak_rss_mb"), digits=4),
     "model_size": Metric("#SV / features", _row("model_size"), digits=4),
     "regret": Metric("regret at n", _last("regret")),
-    "risk_tail": Metric("risk (final 5%)", lambda f: float(f.tail().risk.mean())),
+    "risk_tail": Metric("risk (final 5%)", lambda f: _tail_of(f, "risk")),
+    # the risk's two terms: ℓ(f(x_t), y_t) and the penalty (λ/2)Σ_c||f_c||² (fsgd, polk, bsgd record it)
+    "risk_loss_tail": Metric("risk less penalty (final 5%)", lambda f: _tail_of(f, "risk", less="penalty")),
+    "penalty_tail": Metric("penalty (λ/2)Σ||f_c||² (final 5%)", lambda f: _tail_of(f, "penalty")),
     "error_tail": Metric("error % (final 5%)", lambda f: 100.0 * float(f.tail().loss.mean())),
     "heldout": Metric("held-out error % (end)", _heldout),
     "bayes_error": Metric("Bayes error % (its draw)", _dataset("bayes_error_mc")),

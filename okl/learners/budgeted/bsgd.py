@@ -17,7 +17,8 @@ then, when more than B vectors are kept, budget maintenance (``maintenance``):
 
 Step: a constant η (POLK's setting), or η_t = 1/(λt) (Pegasos, the paper's default) when ``eta`` is
 null. Classes grow with the labels seen, as :mod:`okl.learners.budgeted.fsgd`. Per-round diagnostics:
-``model_size`` and ``risk`` = hinge loss + (λ/2)||f||²_H (||f||² updated exactly at each change).
+``model_size``, ``risk`` = hinge loss + (λ/2)||f||²_H (||f||² updated exactly at each change) and ``penalty``, its
+(λ/2)||f||²_H.
 
 Example: A kernel SVM on at most ``budget`` support vectors (labels ±1 here):
 
@@ -79,6 +80,7 @@ class BSGD(KernelExpansion):
     Params = BSGDParams
     tasks = ("binary", "multiclass")
     losses_by_task = {"multiclass": "multi_hinge", "binary": "hinge"}
+    revision = 1  # 1: the per-round penalty (λ/2)||f||² recorded beside the risk (the numbers are unchanged)
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
@@ -95,12 +97,12 @@ class BSGD(KernelExpansion):
             warm(_best_merge, np.ones(1), 1.0, np.ones(1), np.zeros(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        out, risk = np.empty(len(y)), np.empty(len(y))
+        out, loss, penalty = np.empty(len(y)), np.empty(len(y)), np.empty(len(y))
         size = np.empty(len(y), dtype=np.int64)
         for i in range(len(y)):
-            out[i], risk[i] = self._round(X[i], y[i])
+            out[i], loss[i], penalty[i] = self._round(X[i], y[i])
             size[i] = len(self.X)
-        self.recorded = {"model_size": size, "risk": risk}
+        self.recorded = {"model_size": size, "risk": loss + penalty, "penalty": penalty}
         return out
 
     def __setstate__(self, state: dict) -> None:
@@ -146,8 +148,8 @@ class BSGD(KernelExpansion):
         self.size = last
         self._views()
 
-    def _round(self, x: np.ndarray, y: float) -> tuple[float, float]:
-        """One SGD step; returns (prediction, risk before the step)."""
+    def _round(self, x: np.ndarray, y: float) -> tuple[float, float, float]:
+        """One SGD step; returns (prediction, loss, penalty (λ/2)||f||²), the risk's two terms before the step."""
         p = self.params
         self.add_classes(np.array([y]))
         a = self.activations(x[None, :])
@@ -158,7 +160,7 @@ class BSGD(KernelExpansion):
         else:
             loss = float(training_value("hinge", a[0, 0], y))
             alpha = np.array([-derivative(TRAINING["hinge"], a[0, 0], y)])
-        risk = loss + 0.5 * p.lam * self.norm2
+        penalty = 0.5 * p.lam * self.norm2
         self.t += 1
         eta = p.eta if p.eta is not None else 1.0 / (p.lam * self.t)
         shrink = 1.0 - eta * p.lam
@@ -170,7 +172,7 @@ class BSGD(KernelExpansion):
             self._insert(x, alpha)
             if self.size > p.budget:
                 self._maintain()
-        return prediction, risk
+        return prediction, loss, penalty
 
     def _change(self, P: np.ndarray, B: np.ndarray) -> None:
         """||f + Σ_k B[k] κ(P[k], ·)||² from ||f||², before f changes."""
