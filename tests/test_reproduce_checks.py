@@ -854,8 +854,30 @@ def test_a_paper_check_of_a_value_holds_the_arms_to_a_number_no_reported_row_hol
     assert check().evaluate(results, reported, tol)[0].status == "holds"
     got = check(value=4.08).evaluate(results, reported, tol)[0]
     assert got.status == "fails" and got.numbers == "d: 0 of 1 model_size inside; outside: a 2.976 vs 4.08"
-    with pytest.raises(ConfigError, match=r"^t: check paper takes its number from against .* or value, not both"):
-        check(value=4.08, against="b")
+    for keys, message in (
+        ({"value": 4.08, "against": "b"}, "takes its number from one of against, value, reported_as: not against, va"),
+        ({"value": 4.08, "reported_as": "x"}, "takes its number from one of .*: not value, reported_as"),
+        ({"value": "4.08"}, "value is the paper's number, not '4.08'"),
+        ({"value": True}, "value is the paper's number, not True"),
+        ({"value": 4.08, "arms": []}, "with value needs arms"),
+    ):
+        with pytest.raises(ConfigError, match=rf"^t: check paper('s)? {message}"):
+            check(**keys)
+
+
+def test_a_paper_check_reported_as_another_metric_holds_a_reading_of_ours_to_the_paper_number():
+    """Table 3's risks read as the loss alone: our risk less its penalty is held to the row's risk, not to a copy of
+    it; a run without the metric (an older revision's, without the penalty column) is said to lack it, not to be
+    absent."""
+    check = parse(
+        {"kind": "paper", "metric": "risk_loss_tail", "arms": ["a"], "reported_as": "risk_tail"}, "t"
+    )  # fmt: skip
+    reported = {("d", "a"): {"risk_tail": 0.0684}}
+    ours = {("d", "a"): [Cell(0, [1.0] * 5, extra={"risk_loss_tail": 0.07})]}
+    assert check.evaluate(ours, reported, Tolerance(relative=0.2))[0].numbers.endswith("a 0.07 vs 0.0684")
+    older = {("d", "a"): [Cell(0, [1.0] * 5, extra={"risk_loss_tail": None})]}  # the column absent
+    got = check.evaluate(older, reported, Tolerance(relative=0.2))[0]
+    assert (got.status, got.numbers) == ("not run", "d: no finite risk_loss_tail in common to the runs of a")
 
 
 def test_a_measured_error_at_the_majority_class_rate_is_said_to_learn_nothing():
@@ -868,3 +890,44 @@ def test_a_measured_error_at_the_majority_class_rate_is_said_to_learn_nothing():
         row = SimpleNamespace(summary=lambda metric, mean=mean: (mean, 0.0), runs=(Cell(0, [0.1] * 100, y=labels),))
         assert report._learns_nothing(row, "loss", row.summary("loss")) == said
         assert report._learns_nothing(row, "learner_s", row.summary("learner_s")) == ""
+
+
+def test_a_claim_of_okls_reading_is_shown_but_outside_the_papers_totals(tmp_path):
+    """Table 3's risks read as the loss alone are okl's reading, not a sentence of the paper: its claim's verdict is
+    written with the others, its failing line marked, and the artefact's counts (the scoreboard's) leave it out."""
+    checks_ = (parse({"kind": "order", "label": "x", "metric": "loss", "arms": ["a", "b"]}, "t"),)
+    paper = Claim("Table 3", "a is lower", checks=checks_)
+    reading = Claim("okl's reading", "read so, a is lower", checks=checks_, own=True)
+    artefact = catalog.Artefact("x", "paper", "title", "bars", ("loss",), claims=(paper, reading))
+    found = [c.verdict({("d", "a"): [flat(2.0)], ("d", "b"): [flat(1.0)]}, {}, Tolerance()) for c in (paper, reading)]
+    report.write_section(artefact, "", {}, tmp_path, found)
+    summary = json.loads((tmp_path / "x.json").read_text())
+    assert summary["verdicts"]["fails"] == 1 and sum(summary["verdicts"].values()) == 1
+    assert [line.split(":")[0] for line in summary["failing"]] == ["x", "x (okl's reading)"]
+
+
+def test_no_metric_header_holds_the_tables_separator():
+    """``penalty (λ/2)Σ||f_c||²``: a | in a header split the Markdown table's header row into more cells than its
+    rows."""
+    from okl.reproduce.metrics import METRICS
+
+    assert [m.header for m in METRICS.values() if "|" in m.header] == []
+
+
+def test_a_tail_metric_is_none_without_its_column_or_a_finite_value():
+    """A run of an older revision has no penalty column, and a tail of NaN has no mean: None (not run), not NaN (a
+    failure) or a KeyError."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from okl.reproduce.metrics import METRICS
+
+    def run(rounds):
+        return SimpleNamespace(rounds=rounds, tail=lambda: rounds.iloc[-1:])  # 20 rounds: a tail of one
+
+    rounds = pd.DataFrame({"risk": [1.0] * 19 + [3.0], "penalty": [0.5] * 19 + [1.0]})
+    assert (METRICS["risk_loss_tail"].value(run(rounds)), METRICS["penalty_tail"].value(run(rounds))) == (2.0, 1.0)
+    older = rounds[["risk"]]
+    assert METRICS["risk_loss_tail"].value(run(older)) is None and METRICS["risk_tail"].value(run(older)) == 3.0
+    assert METRICS["penalty_tail"].value(run(rounds.assign(penalty=np.nan))) is None

@@ -14,6 +14,7 @@ from conftest import call
 from helpers import only_run
 from okl import config, results
 from okl.datasets import from_file, iter_file
+from okl.datasets.user_file import PARSE_REVISION
 from okl.errors import ConfigError, DataError
 
 rng = np.random.default_rng(7)
@@ -220,8 +221,9 @@ def test_a_csv_cache_parsed_by_the_code_before_the_header_fix_is_parsed_again(tm
     path = tmp_path / "data.csv"
     path.write_text('"price, usd",b,y\n10,1,0.5\n20,0,1.5\n')
     assert from_file(path, target="y").features == ["price, usd", "b"]
-    (fresh,) = (no_data / "file" / "cache").glob("*-csv-r2-y-v*")
-    old = fresh.with_name(fresh.name.replace("-csv-r2-", "-csv-"))
+    revised = f"-csv-r{PARSE_REVISION['csv']}-"
+    (fresh,) = (no_data / "file" / "cache").glob(f"*{revised}y-v*")
+    old = fresh.with_name(fresh.name.replace(revised, "-csv-"))
     fresh.rename(old)
     meta = json.loads((old / "meta.json").read_text())
     (old / "meta.json").write_text(json.dumps({**meta, "features": ['"price', ' usd"']}))

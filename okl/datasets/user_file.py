@@ -8,7 +8,8 @@ name), ``libsvm`` (SVMlight: ``label index:value ...``, d = the largest index), 
 ``target``: a column index, default the last column) and ``npz`` (arrays ``X`` and ``y``).
 
 The file is parsed once into the memory-mapped, hashed cache of the catalog datasets
-(:mod:`okl.data.cache`), under ``<data dir>/file/<content sha256>...``: planning a run reads the cache's
+(:mod:`okl.data.cache`), under ``<data dir>/file/cache/<content sha256[:20]>-<format>[-r<parse revision>]-<target>...``
+(``PARSE_REVISION``: a cache of an older parser is parsed again, and left on disk): planning a run reads the cache's
 meta (rows, d) and the labels (for the task), so the first plan of a new file parses it, later ones do not.
 The run's identity holds the file's content sha256 (``content_sha256``, set by okl), not its path: an
 edited file is a new run, a moved one is the same run.
@@ -271,10 +272,10 @@ def _task(task: str, y: np.ndarray, path: str) -> str:
 def _cached(
     path: Path, fmt: str, target: str | None, data: Path, key: str, width: int | None = None
 ) -> cache.CachedPart:
-    """The file parsed into its cache (once per content, format and target), mapped and checked. ``width``: a
-    LIBSVM file's d at least (a file whose last features are all zeros has fewer in its text than the other file of
-    its pair): its own d when that is as large (one cache), else ``width`` (a cache of its own). The text is read
-    for its d only when no cache answers."""
+    """The file parsed into its cache (once per content, format, parse revision and target), mapped and checked.
+    ``width``: a LIBSVM file's d at least (a file whose last features are all zeros has fewer in its text than the
+    other file of its pair): its own d when that is as large (one cache), else ``width`` (a cache of its own). The
+    text is read for its d only when no cache answers."""
     path = path.expanduser()
     if not path.is_file():
         raise ConfigError(f"{key}: no file at {str(path)!r}: give the path of your data file")

@@ -30,7 +30,10 @@ The kinds (``lower`` is better unless ``better: higher``):
   as not resolved by our seeds where a two-sided one-sample t-test of our seeds' values against the paper's mean
   does not reject at ``LEVEL`` (our mean's confidence interval holds the paper's number) and our seeds vary no
   more than the paper's runs (our s.d. within ``k`` times its ±: a wider spread is a gap of its own, said in the
-  cell, and leaves the number unexplained);
+  cell, and leaves the number unexplained). The paper's number may come from elsewhere than the arm's reported row
+  for ``metric``: ``reported_as`` (another metric of the row, where ours is a reading of it: Table 3's risk against
+  our risk less its penalty), ``against`` (another arm's row: an arm at the text's settings) or ``value`` (a number
+  no reported row holds: a caption's, or a cell's second number);
 - ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
 - ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
 - ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
@@ -219,7 +222,7 @@ class Order(Check):
         flat = [a for g in groups for a in g]
         got = values(results, dataset, flat, self.metric)
         if got is None:
-            return _not_run(dataset, flat, results)
+            return _undecided(dataset, flat, results, self.metric)
         m = got.means
         runs = _runs(results, dataset, flat)
         pairs = [(a, b) for i, g in enumerate(groups) for a in g for h in groups[i + 1 :] for b in h]
@@ -327,6 +330,7 @@ class Paper(Check):
     # paper's table prints under the algorithm's row: Table 1's #SV at σ = 8 and Eq. 4)
     value: float | None = None  # the paper's number ``arms`` are held to, where no reported row holds it (a cell's
     # second number: Table 2's L-BFGS beside LIBSVM, one batch fit of ours for both; a caption's: Figure 7's 2.6%)
+    reported_as: str = ""  # the reported rows' metric ours is held to, when ours is another reading of it
 
     def tolerance(self, default: Tolerance | None) -> Tolerance:
         """What this check judges by: its own k or relative, else the artefact's; the table marks the paper's
@@ -336,13 +340,14 @@ class Paper(Check):
 
     def _one(self, results, dataset, reported, tolerance):
         tol = self.tolerance(tolerance)
+        key = self.reported_as or self.metric
         if self.against or self.value is not None:
-            theirs = {self.metric: self.value} if self.value is not None else reported.get((dataset, self.against), {})
+            theirs = {key: self.value} if self.value is not None else reported.get((dataset, self.against), {})
             reported = {(dataset, arm): theirs for arm in self.arms}
         rows = [
-            (arm, v[self.metric])
+            (arm, v[key])
             for (d, arm), v in reported.items()
-            if d == dataset and self.metric in v and (not self.arms or arm in self.arms)
+            if d == dataset and key in v and (not self.arms or arm in self.arms)
         ]
         inside, outside, absent, causes, unresolved, unexplained = [], [], [], set(), 0, 0
         for arm, paper in rows:
@@ -382,10 +387,10 @@ class Paper(Check):
                 unexplained += 1
             outside.append(cell)
         checked = len(inside) + len(outside)
-        if not checked:
-            return Outcome(
-                dataset, "not run", f"{dataset}: no finished runs of {', '.join(absent) or 'a reported arm'}"
-            )
+        if not checked:  # no run, or runs without the metric (a column an older revision did not record)
+            if absent:
+                return _undecided(dataset, absent, results, self.metric)
+            return Outcome(dataset, "not run", f"{dataset}: no finished runs of a reported arm")
         status = "holds" if not outside else "fails" if not inside else "partly"
         text = f"{dataset}: {len(inside)} of {checked} {self.metric} inside"
         text += f": {', '.join(inside)}" if inside else ""
@@ -479,7 +484,7 @@ class Ratio(Check):
     def _one(self, results, dataset, reported, tolerance):
         got = values(results, dataset, [self.arm, self.over], self.metric)
         if got is None:
-            return _not_run(dataset, [self.arm, self.over], results)
+            return _undecided(dataset, [self.arm, self.over], results, self.metric)
         a, b = got.means[self.arm], got.means[self.over]
         ratio = a / b if b else float("inf")
         ok = _within(ratio, self.at_least, self.at_most)
@@ -517,7 +522,7 @@ class Bound(Check):
     def _one(self, results, dataset, reported, tolerance):
         got = values(results, dataset, list(self.arms), self.metric, matched=False)
         if got is None:
-            return _not_run(dataset, list(self.arms), results)
+            return _undecided(dataset, list(self.arms), results, self.metric)
         ok = [a for a, v in got.means.items() if _within(v, self.at_least, self.at_most)]
         status = "holds" if len(ok) == len(self.arms) else "fails" if not ok else "partly"
         shown = ", ".join(f"{a} {_fmt(v)}" for a, v in got.means.items())
@@ -542,7 +547,7 @@ class Seeds(Check):
         scored = [(_value(a, self.metric, t), _value(b, self.metric, t)) for a, b in pairs]
         scored = [(a, b) for a, b in scored if a is not None and b is not None]
         if not scored:
-            return _not_run(dataset, [self.arm, self.over], results)
+            return _undecided(dataset, [self.arm, self.over], results, self.metric)
         won = sum(self.beats(a, b) for a, b in scored)
         ok = won >= self.share * len(scored)
         where = f" at {t:,} rounds" if t else ""
@@ -610,6 +615,20 @@ KINDS: dict[str, type[Check]] = {
 }
 
 
+def _paper_number(raw: Mapping, where: str) -> None:
+    """A paper check's number comes from one place (its arms' rows, another arm's, a metric of theirs, or a value);
+    ``value`` a number, and with ``against`` or ``value`` the arms it holds to it."""
+    value, given = raw.get("value"), [k for k in ("against", "value", "reported_as") if raw.get(k) is not None]
+    if len(set(given) & {"against", "value"}) > 1 or ("value" in given and "reported_as" in given):
+        raise ConfigError(
+            f"{where}: check paper takes its number from one of against, value, reported_as: not {', '.join(given)}"
+        )
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ConfigError(f"{where}: check paper's value is the paper's number, not {value!r}")
+    if {"against", "value"} & set(given) and not raw.get("arms"):
+        raise ConfigError(f"{where}: check paper with {given[0]} needs arms (the arms held to that number)")
+
+
 def parse(raw: Mapping, where: str) -> Check:
     """A check from its declaration in an artefact's file; a ConfigError saying what to change otherwise."""
     raw = dict(raw)
@@ -626,8 +645,8 @@ def parse(raw: Mapping, where: str) -> Check:
         raise ConfigError(
             f"{where}: check {kind} needs {', '.join(missing) or 'towards (the arm y_hat is compared to)'}"
         )
-    if raw.get("against") and raw.get("value") is not None:
-        raise ConfigError(f"{where}: check paper takes its number from against (an arm's row) or value, not both")
+    if kind == "paper":
+        _paper_number(raw, where)
     if raw.get("better", "lower") not in ("lower", "higher"):
         raise ConfigError(f"{where}: better is lower or higher, not {raw['better']!r}")
     for key in ("arms", "datasets"):
@@ -690,6 +709,7 @@ class Claim:
     not_checkable: str = ""  # why no check over our runs can decide it
     explained_by: str = ""  # the id of the deviation that explains a failure
     explains: tuple[str, ...] = ()  # the labels of the checks it concerns (none: every check of the claim)
+    own: bool = False  # okl's reading of the paper, not a sentence of it: verdict shown, outside the paper's totals
 
     def __post_init__(self) -> None:
         """A verdict names its parts by label and dataset: two checks of one label on one dataset would share a

@@ -104,11 +104,12 @@ def _last(column: str) -> Callable[[Finished], float | None]:
 
 def _tail_of(f: Finished, column: str, less: str | None = None) -> float | None:
     """The mean of ``column`` (less the column ``less``) over the final 5% of the rounds; None for a run without
-    them."""
+    them (a column an older revision did not record) or without a finite value there."""
     if any(c not in f.rounds for c in filter(None, (column, less))):
         return None
     tail = f.tail()
-    return float((tail[column] - (tail[less] if less else 0.0)).mean())
+    values = (tail[column] - (tail[less] if less else 0.0)).dropna()
+    return float(values.mean()) if len(values) else None
 
 
 def _heldout(f: Finished) -> float | None:
@@ -172,7 +173,7 @@ METRICS: dict[str, Metric] = {
     "risk_tail": Metric("risk (final 5%)", lambda f: _tail_of(f, "risk")),
     # the risk's two terms: ℓ(f(x_t), y_t) and the penalty (λ/2)Σ_c||f_c||² (fsgd, polk, bsgd record it)
     "risk_loss_tail": Metric("risk less penalty (final 5%)", lambda f: _tail_of(f, "risk", less="penalty")),
-    "penalty_tail": Metric("penalty (λ/2)Σ||f_c||² (final 5%)", lambda f: _tail_of(f, "penalty")),
+    "penalty_tail": Metric("penalty (λ/2)Σ‖f_c‖² (final 5%)", lambda f: _tail_of(f, "penalty")),
     "error_tail": Metric("error % (final 5%)", lambda f: 100.0 * float(f.tail().loss.mean())),
     "heldout": Metric("held-out error % (end)", _heldout),
     "bayes_error": Metric("Bayes error % (its draw)", _dataset("bayes_error_mc")),

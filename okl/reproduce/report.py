@@ -248,7 +248,7 @@ def failing(artefact: Artefact, found: list[Verdict], status: str = "fails") -> 
             )
             own = _own(paper, verdict)
             theirs = f" (the paper's own numbers: {own.status})" if own else ""
-            name = artefact.name + (" (okl's experiment)" if artefact.own else "")
+            name = artefact.name + (" (okl's experiment)" if artefact.own else " (okl's reading)" if claim.own else "")
             out.append(f"{name}: “{text}” — {numbers} — {why}{theirs}")
     return out
 
@@ -364,7 +364,7 @@ def write_section(artefact: Artefact, text: str, summary: dict, out: Path, found
     """The section and its summary, with the claims' verdicts counted and the failing ones in a line each."""
     summary = {
         **summary,
-        "verdicts": tally(found),
+        "verdicts": tally([v for claim, v in zip(artefact.claims, found, strict=True) if not claim.own]),
         "failing": failing(artefact, found),
         "unresolved": failing(artefact, found, "not resolved"),
     }
@@ -415,7 +415,8 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
         "run: its data or its arms' runs are absent here; not checkable: no run of ours can decide it (the reason "
         "is given with the claim). A sentence of a paper checked in several artefacts counts once in each. An "
         "artefact marked okl's experiment checks the paper's statements on a stream or a diagnostic of okl's, not on "
-        "a figure or table of the paper: it is not counted in the paper's total."
+        "a figure or table of the paper: it is not counted in the paper's total; nor is a claim marked okl's reading "
+        "(a reading of the paper's numbers okl checks beside its sentence, e.g. Table 3's risks as the loss alone)."
     )
     lines = ["## Scoreboard: what reproduces", "", intro, "", *counted, "", "Failing claims:", ""]
     lines += [f"- {line}" for line in fails] or ["- none"]
