@@ -9,8 +9,11 @@ import importlib.metadata
 import os
 import platform
 import resource
+import signal
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from threadpoolctl import ThreadpoolController
@@ -69,7 +72,9 @@ def state_budget() -> int:
 
 
 def process_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (one of another user's counts); False for no pid (0)."""
+    """Whether a process with this pid runs (one of another user's counts); False for no pid (0) and for a zombie,
+    which has exited and waits for its parent to reap it (a run killed by ``timeout -s KILL`` is handed to pid 1,
+    which a container may never reap: its lock held the run forever)."""
     if pid <= 0:
         return False
     try:
@@ -78,7 +83,32 @@ def process_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return process_state(pid) not in ("Z", "X")
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of process ``pid`` (field 3 of ``/proc/<pid>/stat``: R, S, D, Z for a zombie...); None where
+    it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Block SIGINT and SIGTERM in the main thread while the body runs (they are delivered when it ends): for
+    bookkeeping that must not stop half done. Elsewhere (another thread, which never receives them) a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    mask = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
 
 
 def reset_peak_rss() -> bool:

@@ -1,6 +1,7 @@
 """The run lock has one owner: processes racing to claim a run (free, or held by a stale lock) never both
 get it, and a lock is broken only when its owner is provably gone."""
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -145,3 +146,24 @@ def test_the_owner_renews_its_lease(tmp_path, monkeypatch):
     touched = (tmp_path / ".lock").stat().st_mtime
     lock.release()
     assert touched > time.time() - LEASE_S
+
+
+def test_a_zombie_holds_no_lock():
+    """okl-run killed by `timeout -s KILL` is handed to pid 1, which a container may reap late or never: its pid
+    answered os.kill(pid, 0) as a zombie, and the rerun was refused ("process N is running it") for good."""
+    from okl.system import process_alive
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        for _ in range(200):  # until it has exited (a zombie: not yet reaped)
+            if not process_alive(pid):
+                break
+            time.sleep(0.01)
+        assert not process_alive(pid)
+        assert os.waitpid(pid, os.WNOHANG)[0] == pid  # it was a zombie, reaped only now
+    finally:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    assert process_alive(os.getpid())

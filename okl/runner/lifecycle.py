@@ -40,7 +40,16 @@ from okl.config import Plan
 from okl.errors import DataError, Interrupted, OklError, ResourceError
 from okl.runner.play import Position, Stop, Timeout, play, prepare
 from okl.store import Manifest, RoundWriter, RunDir
-from okl.system import blas, git_state, peak_rss, reset_peak_rss, source_digest, tune_allocator, versions
+from okl.system import (
+    blas,
+    git_state,
+    peak_rss,
+    reset_peak_rss,
+    signals_deferred,
+    source_digest,
+    tune_allocator,
+    versions,
+)
 
 RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
 
@@ -279,7 +288,7 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         # run without them drops its snapshots at once (kernel_awv on 6,000 rounds wrote 288 MB in 1.1 s to delete
         # them)
         final = snapshot if status == "timeout" or (status == "complete" and analyses.keep_learner(plan)) else None
-        with _signals_deferred():
+        with signals_deferred():
             try:
                 try:
                     writer.finish(
@@ -329,20 +338,6 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Block SIGINT/SIGTERM while the last part and the manifest are written."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    mask = {signal.SIGINT, signal.SIGTERM}
-    signal.pthread_sigmask(signal.SIG_BLOCK, mask)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
 
 
 __all__ = ["Outcome", "execute"]

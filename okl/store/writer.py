@@ -24,6 +24,7 @@ from okl.errors import ConfigError
 from okl.store.files import column, write_table
 from okl.store.manifest import Manifest
 from okl.store.run import ROUNDS, RunDir
+from okl.system import signals_deferred
 from okl.validation import integer_at_least, positive
 
 # A part's snapshot is due when the time since the last one ended is at least its cost divided by SHARE: snapshots
@@ -128,9 +129,11 @@ class RoundWriter:
             path = self.run.part_path(index)
             columns = {k: column(v) for k, v in rows.items()}
             write_table(path, pa.table({**columns, "regret": pa.nulls(self._buffered, pa.float64())}))
-            self.manifest.parts.append(f"{ROUNDS}/{path.name}")
-            self.last = {k: float(rows[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
-            self._buffer, self._buffered = [], 0
+            with signals_deferred():  # the part listed and the buffer emptied together: a Ctrl-C between the two
+                # made the run's finish write the same rows again as the next part (rounds listed twice)
+                self.manifest.parts.append(f"{ROUNDS}/{path.name}")
+                self.last = {k: float(rows[k][-1]) for k in ("t", "cum_loss", "elapsed_ns")}
+                self._buffer, self._buffered = [], 0
         parts = len(self.manifest.parts)
         behind = parts and (self.manifest.snapshot or {}).get("parts") != parts
         if snapshot is not None and behind and (final or self._snapshot_due()):
