@@ -96,6 +96,18 @@ def process_state(pid: int) -> str | None:
         return None
 
 
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this forked process when its parent dies (Linux's ``PR_SET_PDEATHSIG``), and exit now if
+    ``parent`` is already gone; elsewhere a no-op. (An analysis child outlived a ``kill -9`` of its okl-run, computing
+    on for minutes with GBs, and a rerun started a second one.)"""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 @contextmanager
 def signals_deferred() -> Iterator[None]:
     """Block SIGINT and SIGTERM in the main thread while the body runs (they are delivered when it ends): for

@@ -28,6 +28,7 @@ import pandas as pd
 
 from okl import results
 from okl.errors import OklError
+from okl.store.files import write_atomic
 
 HISTORY = 1000  # steps of a run's loss curve in MLflow, evenly spaced over its rounds
 METRICS = ("average_loss", "learner_s", "wall_s", "us_per_round", "peak_rss_mb", "model_size", "regret")
@@ -52,9 +53,16 @@ def write_runs_table(root: str | Path | None = None, fmt: str = "parquet") -> Pa
         raise OklError(f"no finished run under {str(root)!r}: nothing to export")
     path = root / f"runs.{fmt}"
     if fmt == "csv":
-        table.to_csv(path, index=False)
+        write = lambda tmp: table.to_csv(tmp, index=False)  # noqa: E731
     else:
-        _one_type_per_column(table).to_parquet(path, index=False)
+        write = lambda tmp: _one_type_per_column(table).to_parquet(tmp, index=False)  # noqa: E731
+    try:  # a read-only or full results root gave pyarrow's traceback (and could leave half a table)
+        write_atomic(path, write)
+    except OSError as exc:
+        raise OklError(
+            f"cannot write {exc.filename or path}: {exc.strerror or exc}; export from a results root you can write "
+            "to (--root), or free some space"
+        ) from None
     return path
 
 

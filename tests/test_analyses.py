@@ -1,7 +1,11 @@
 """Post-run analyses never hold a run hostage: the run is complete once its rounds are written, Ctrl-C
 stops an analysis at once, and running the command again computes only what is missing."""
 
+import contextlib
+import os
 import signal
+import subprocess
+import sys
 import time
 
 from helpers import only_run, spawn_run
@@ -88,3 +92,35 @@ def test_a_finished_run_saves_its_learner_only_for_the_analyses_that_read_it(okl
     written.clear()
     assert okl_run("learner=pkrr_nystrom", *args)[0] == 0
     assert written[0] == 1 and written[-1] == 3
+
+
+def test_an_analysis_child_dies_with_its_parent_killed(tmp_path):
+    """The analysis runs in a forked child that ignores Ctrl-C (its parent stops it): a `kill -9` of okl-run left it
+    computing on for minutes, with GBs, beside the rerun's own."""
+    from okl.system import process_alive
+
+    pid_file = tmp_path / "child.pid"
+    script = (
+        "import os, time\n"
+        "from okl.analyses.base import in_child\n"
+        f"in_child(lambda: (open({str(pid_file)!r}, 'w').write(str(os.getpid())), time.sleep(60)), 'x', False)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        for _ in range(600):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert process_alive(child)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        for _ in range(100):
+            if not process_alive(child):
+                break
+            time.sleep(0.05)
+        assert not process_alive(child)
+    finally:
+        parent.kill()
+        with contextlib.suppress(ProcessLookupError, UnboundLocalError):
+            os.kill(child, signal.SIGKILL)

@@ -240,3 +240,44 @@ def test_okl_regret_and_results_refuse_a_run_not_finished_and_name_a_corrupt_par
     assert f"okl-regret: error: {path}: cannot be read (" in err and "with sink.overwrite=true to play it again" in err
     with pytest.raises(DataError, match=rf"^{path}: cannot be read \(.*\): run the run's okl-run command again with"):
         results.load(results_root)
+
+
+def test_a_run_that_failed_on_a_full_disk_resumes_from_its_snapshot(okl_run, tmp_path, monkeypatch):
+    """A run stopped by a full disk ("failed", its parts and snapshot saved) was played again from round 1 on the rerun,
+    its saved rounds cleared without a word; it resumes like a killed run, to the same numbers."""
+    args = ["learner=pkrr_taylor", "n=100000", "sink.part_rows=500", "progress=false"]
+    stopped = stop(tmp_path / "a", signal.SIGKILL, args)
+    path = only_run(tmp_path / "a").path / "run.json"
+    error = "cannot write rounds/part-00003.parquet: No space left on device; set OKL_RESULTS ..."
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "failed", "error": error}))
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "a"))
+    code, out, _ = okl_run(*args)
+    assert code == 0 and f"complete (resumed from round {stopped.snapshot['rounds']:,})" in out, out
+    monkeypatch.setenv("OKL_RESULTS", str(tmp_path / "b"))
+    assert okl_run(*args)[0] == 0
+    pd.testing.assert_frame_equal(content(tmp_path / "a")[0], content(tmp_path / "b")[0], check_exact=True)
+
+
+def test_an_adaptive_run_stopped_says_why_it_starts_over(okl_run, results_root):
+    """An adversary's run keeps no snapshot (it chooses each round from the learner): its rerun said that the stopped
+    run "had saved no snapshot yet (the first comes with its first part of rounds)"."""
+    args = ["learner=pkawv_taylor", "dataset=adversary", "n=60", "analyses=false", "progress=false"]
+    assert okl_run(*args)[0] == 0
+    path = only_run(results_root).path / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "interrupted"}))
+    code, out, _ = okl_run(*args)
+    assert code == 0 and "complete (started over: an adaptive environment's run keeps no snapshot" in out, out
+
+
+def test_a_resumed_runs_wall_time_counts_its_earlier_attempts(okl_run, results_root):
+    """wall_s was the last attempt's alone while learner_s adds every attempt's rounds: a run resumed after its time
+    budget ended with 3.4 s of wall time for 4.7 s of learner time."""
+    args = ["learner=kons", "n=2000", "analyses=false", "progress=false"]
+    assert okl_run(*args, "timeout_s=0.5")[0] == 0
+    first = only_run(results_root).manifest()
+    assert first.status == "timeout" and first.rounds < 2000
+    code, out, _ = okl_run(*args)
+    assert code == 0 and "resumed from round" in out, out
+    done = only_run(results_root).manifest()
+    assert done.status == "complete" and done.wall_s >= done.learner_s > first.learner_s
+    assert done.peak_rss_bytes >= first.peak_rss_bytes > 0

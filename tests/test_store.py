@@ -3,6 +3,7 @@ caches are shared safely; results.load reads many runs with typed partition keys
 
 import hashlib
 import json
+import os
 import pickle
 
 import numpy as np
@@ -373,3 +374,41 @@ def test_a_ctrl_c_while_a_part_is_listed_writes_its_rounds_once(tmp_path):
     table = pq.read_table(tmp_path / "run" / "rounds")
     np.testing.assert_array_equal(np.sort(table["t"].to_numpy()), np.arange(1, 151))
     assert json.loads((tmp_path / "run" / "run.json").read_text())["rounds"] == 150
+
+
+def test_a_new_attempt_removes_what_a_killed_one_was_writing(tmp_path):
+    """A SIGKILL while a snapshot was written left its temporary file (52 MB; an exact kernel's can be GBs) through
+    every later attempt and the run's end; an attempt's start (and a resume's) removes such leftovers, not the files of
+    this process or the lock's."""
+    sink = writer(tmp_path / "run", part_rows=100)
+    sink.start()
+    play(sink, 300, 100, snapshot=lambda start: {"after": start + 100})
+    run = tmp_path / "run"
+    left = [run / "snapshots" / ".part-00011.pkl.4242.tmp", run / "rounds" / ".part-00003.parquet.4242.tmp"]
+    own = run / "rounds" / f".part-00004.parquet.{os.getpid()}.tmp"
+    lock = run / ".lock.abc.tmp"
+    for path in [*left, own, lock]:
+        path.write_bytes(b"x" * 10)
+    sink.resume(sink.manifest, {})
+    assert not any(p.exists() for p in left) and own.exists() and lock.exists()
+    left[0].write_bytes(b"x")
+    writer(run, part_rows=100).start()
+    assert not left[0].exists()
+
+
+def test_a_complete_run_keeps_no_snapshot_taken_before_its_last_round(tmp_path, monkeypatch):
+    """A run that kept no final snapshot (no analysis reads its learner) kept the last one taken on the way, at round
+    4,608 of 5,000 (185 MB): of no use to anything, and a learner that is not the run's."""
+    every_part(monkeypatch)
+    sink = writer(tmp_path / "run", part_rows=100)
+    sink.start()
+    play(sink, 250, 50, snapshot=lambda start: {"after": start + 50})
+    assert sink.manifest.snapshot["rounds"] == 200
+    sink.finish(None, status="complete")
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["snapshot"] is None
+    assert not list((tmp_path / "run" / "snapshots").glob("*.pkl"))
+    stopped = writer(tmp_path / "stopped", part_rows=100)
+    stopped.start()
+    play(stopped, 250, 50, snapshot=lambda start: {"after": start + 50})
+    stopped.finish(None, status="interrupted")  # one to resume from: kept
+    assert json.loads((tmp_path / "stopped" / "run.json").read_text())["snapshot"]["rounds"] == 200

@@ -55,6 +55,14 @@ def test_mlflow_holds_each_run_once_with_its_settings_metrics_and_loss_curve(two
     np.testing.assert_allclose([at[t] for t in (1, 1500)], rounds.cum_loss.to_numpy()[[0, -1]] / [1, 1500])
 
 
+def test_a_runs_table_that_cannot_be_written_is_one_line(two_runs, capsys):
+    """A read-only or full results root gave pyarrow's OSError traceback (exit 1); here runs.parquet is a folder."""
+    (two_runs / "runs.parquet").mkdir()
+    code, _, err = call(lambda: results_cli.main(["export"]), capsys)
+    assert code == 2 and err.startswith("okl-results: error: cannot write ") and err.count("\n") == 1, err
+    assert "from a results root you can write to (--root)" in err
+
+
 def test_nothing_to_export_is_one_line(results_root, capsys):
     code, out, err = call(lambda: results_cli.main(["export"]), capsys)
     assert code == 2 and err.startswith("okl-results: error: no results root at ") and err.count("\n") == 1

@@ -11,6 +11,7 @@ once, frees its memory and leaves the run complete; running the command again co
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 from abc import ABC, abstractmethod
@@ -22,6 +23,7 @@ from tqdm import tqdm
 from okl.config import Plan
 from okl.learners import Learner
 from okl.store import RunDir
+from okl.system import die_with_parent
 
 
 class Analysis(ABC):
@@ -54,7 +56,7 @@ def in_child(work: Callable[[], Any], label: str, progress: bool) -> Any:
     the child at once (and raises KeyboardInterrupt here); an error in the child is raised here."""
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_serve, args=(send, work), daemon=True)
+    child = context.Process(target=_serve, args=(send, work, os.getpid()), daemon=True)
     bar = tqdm(desc=label, bar_format="{desc}: {elapsed}", disable=not progress, file=sys.stderr)
     child.start()
     send.close()
@@ -74,7 +76,8 @@ def in_child(work: Callable[[], Any], label: str, progress: bool) -> Any:
     return value
 
 
-def _serve(send, work: Callable[[], Any]) -> None:
+def _serve(send, work: Callable[[], Any], parent: int) -> None:
+    die_with_parent(parent)  # a parent killed by SIGKILL cannot stop it
     for signum in (signal.SIGINT, signal.SIGTERM):  # the parent stops the child (Ctrl-C reaches both)
         signal.signal(signum, signal.SIG_IGN)
     try:

@@ -51,7 +51,9 @@ from okl.system import (
     versions,
 )
 
-RESUMABLE = ("running", "interrupted", "timeout")  # "running": we hold the lock, so its process is gone
+# "running": we hold the lock, so its process is gone; "failed": a disk that was full, say (a run that failed by its own
+# numbers fails again where it did, from its snapshot); a run on a full disk started over, its saved rounds cleared
+RESUMABLE = ("running", "interrupted", "timeout", "failed")
 
 
 @dataclass
@@ -184,6 +186,8 @@ def _resumable(
     the dataset's files now, which must be the stopped run's."""
     if previous is None or previous.status not in RESUMABLE:
         return None, None
+    if plan.dataset.adaptive:  # (it was told that its first snapshot comes with its first part)
+        return None, "an adaptive environment's run keeps no snapshot (it chooses each round from the learner's play)"
     if not previous.snapshot:  # it started over without a word
         return None, "the stopped run had saved no snapshot yet (the first comes with its first part of rounds)"
     if plan.sink.overwrite:
@@ -252,9 +256,21 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
             started_over=started_over,
             **attempt,
         )
-    snapshot = None if plan.dataset.adaptive else lambda: {"learner": plan.learner, "position": position, "code": code}
-    status, error, signum = "complete", None, signal.SIGINT
+    # a resumed run's wall time and peak memory are those of its attempts up to the snapshot it resumed from and of
+    # this one, as its learner time (a resumed run's wall_s was its last attempt's, below its learner_s)
+    before = (state or {}).get("cost", {"wall_s": 0.0, "peak_rss_bytes": 0})
     wall = time.perf_counter()
+
+    def cost() -> dict[str, float]:
+        spent = before["wall_s"] + time.perf_counter() - wall
+        return {"wall_s": spent, "peak_rss_bytes": max(before["peak_rss_bytes"], peak_rss())}
+
+    snapshot = (
+        None
+        if plan.dataset.adaptive
+        else lambda: {"learner": plan.learner, "position": position, "code": code, "cost": cost()}
+    )
+    status, error, signum = "complete", None, signal.SIGINT
     bar = tqdm(
         total=plan.rounds, initial=position.t, unit="round", unit_scale=True, disable=not progress, file=sys.stderr
     )
@@ -281,7 +297,7 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         raise
     finally:
         bar.close()
-        fields = {"error": error, "wall_s": time.perf_counter() - wall, "finished_at": _now()}
+        fields = {"error": error, **cost(), "finished_at": _now()}
         if plan.dataset.adaptive:
             fields["environment_s"] = position.environment_ns / 1e9
         # the learner as the rows written leave it, for a larger timeout_s or the analyses that read it; a complete
@@ -291,14 +307,10 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         with signals_deferred():
             try:
                 try:
-                    writer.finish(
-                        final, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss()
-                    )
+                    writer.finish(final, status=status, **fields, report=plan.learner.report())
                 except KeyboardInterrupt:  # tripped just before the mask: finish again, it is idempotent
                     status = "interrupted" if status == "complete" else status
-                    writer.finish(
-                        None, status=status, **fields, report=plan.learner.report(), peak_rss_bytes=peak_rss()
-                    )
+                    writer.finish(None, status=status, **fields, report=plan.learner.report())
             except OSError as exc:  # the last rows could not be written (a full disk): say so in run.json
                 status, error = "failed", unwritable(exc, run)
                 writer.abandon(status=status, **{**fields, "error": error})

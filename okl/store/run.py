@@ -21,6 +21,7 @@ and ``seconds`` (scoring time).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -215,10 +216,18 @@ class RunDir:
                 old.unlink(missing_ok=True)
 
     def keep(self, parts: int) -> None:
-        """Delete every part after the first ``parts`` (a resumed run rewrites them)."""
+        """Delete every part after the first ``parts`` (a resumed run rewrites them), and what a killed attempt was
+        writing (:func:`~okl.store.files.write_atomic`'s temporary files: a snapshot's was 52 MB, an exact kernel's can
+        be GBs, and none was ever removed). Called as an attempt starts, under the run's lock: no other process writes
+        here (the lock's own file is written under another name)."""
         for path in (self.path / ROUNDS).glob("part-*.parquet"):
             if int(path.stem.removeprefix("part-")) >= parts:
                 path.unlink()
+        mine = f".{os.getpid()}.tmp"
+        for folder in (self.path, self.path / ROUNDS, self.path / SNAPSHOTS):
+            for left in folder.glob(".*.tmp"):
+                if not left.name.endswith(mine) and not left.name.startswith(LOCK):
+                    left.unlink(missing_ok=True)
 
     def clear(self) -> None:
         """Remove the rounds, held-out scores and snapshots of an earlier attempt."""

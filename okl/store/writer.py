@@ -155,8 +155,15 @@ class RoundWriter:
         with the Parquet content whatever interrupted the run.
         """
         self.close_part(snapshot, final=True)
+        taken = (self.manifest.snapshot or {}).get("rounds")
+        stale = fields.get("status") == "complete" and taken is not None and taken != self.last.get("t")
+        if stale:  # taken before the last round: nothing resumes a complete run, and no analysis may read it (a run
+            # without analyses kept a mid-run snapshot: 185 MB of kernel_awv's at round 4,608 of 5,000)
+            self.manifest.snapshot = None
         self.manifest.update(**{**fields, **self._written()})
         self.run.write_manifest(self.manifest)
+        if stale:
+            self.run.drop_snapshots()
 
     def _snapshot_due(self) -> bool:
         since = time.monotonic() - self._snapshot_end
