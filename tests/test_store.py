@@ -368,8 +368,15 @@ def test_a_ctrl_c_while_a_part_is_listed_writes_its_rounds_once(tmp_path):
     sink.start()
     sink.manifest.parts = Listing()
     sink.append(rows(0, 150))
-    with pytest.raises(KeyboardInterrupt):
-        sink.close_part()
+    # Python's own Ctrl-C, whatever an earlier test of this worker left (xdist's workers ignore SIGINT)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sink.close_part()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     sink.finish(status="interrupted")
     table = pq.read_table(tmp_path / "run" / "rounds")
     np.testing.assert_array_equal(np.sort(table["t"].to_numpy()), np.arange(1, 151))
