@@ -108,19 +108,32 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+_DEFERRING: list[list[int]] = []  # the signals the outermost signals_deferred block has received (one list while open)
+
+
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Block SIGINT and SIGTERM in the main thread while the body runs (they are delivered when it ends): for
-    bookkeeping that must not stop half done. Elsewhere (another thread, which never receives them) a no-op."""
-    if threading.current_thread() is not threading.main_thread():
+    """Hold back SIGINT and SIGTERM while the body runs, and deliver them (to the handlers there were) when the
+    outermost such block ends: for bookkeeping that must not stop half done. The handlers are swapped, not the
+    thread's mask: a signal sent to the process (a terminal's Ctrl-C, ``kill``) may be received by any thread whose
+    mask lets it in (okl's pools, Arrow's), and Python then runs its handler in the main thread, mask or not; and a
+    nested block unblocked the outer one's signals as it ended. Off the main thread (which never runs handlers) a
+    no-op."""
+    if threading.current_thread() is not threading.main_thread() or _DEFERRING:
         yield
         return
-    mask = {signal.SIGINT, signal.SIGTERM}
-    signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in STOPPING}
+    _DEFERRING.append(caught)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
+        _DEFERRING.clear()
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: one set outside Python
+        for signum in dict.fromkeys(caught):
+            signal.raise_signal(signum)
 
 
 def reset_peak_rss() -> bool:

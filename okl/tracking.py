@@ -60,7 +60,7 @@ def write_runs_table(root: str | Path | None = None, fmt: str = "parquet") -> Pa
         write_atomic(path, write)
     except OSError as exc:
         raise OklError(
-            f"cannot write {exc.filename or path}: {exc.strerror or exc}; export from a results root you can write "
+            f"cannot write {path}: {exc.strerror or exc}; export from a results root you can write "
             "to (--root), or free some space"
         ) from None
     return path

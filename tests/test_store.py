@@ -5,6 +5,9 @@ import hashlib
 import json
 import os
 import pickle
+import signal
+import subprocess
+import time
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -385,19 +388,25 @@ def test_a_ctrl_c_while_a_part_is_listed_writes_its_rounds_once(tmp_path):
 
 def test_a_new_attempt_removes_what_a_killed_one_was_writing(tmp_path):
     """A SIGKILL while a snapshot was written left its temporary file (52 MB; an exact kernel's can be GBs) through
-    every later attempt and the run's end; an attempt's start (and a resume's) removes such leftovers, not the files of
-    this process or the lock's."""
+    every later attempt and the run's end; an attempt's start (and a resume's) removes such leftovers of dead
+    processes, not those of a live one (okl-regret writes a finished run's parts without the lock) or the lock's."""
     sink = writer(tmp_path / "run", part_rows=100)
     sink.start()
     play(sink, 300, 100, snapshot=lambda start: {"after": start + 100})
     run = tmp_path / "run"
-    left = [run / "snapshots" / ".part-00011.pkl.4242.tmp", run / "rounds" / ".part-00003.parquet.4242.tmp"]
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    left = [
+        run / "snapshots" / f".part-00011.pkl.{gone.pid}.tmp",
+        run / "rounds" / f".part-00003.parquet.{gone.pid}.tmp",
+    ]
     own = run / "rounds" / f".part-00004.parquet.{os.getpid()}.tmp"
+    live = run / "rounds" / f".part-00000.parquet.{os.getppid()}.tmp"  # okl-regret rewriting a part, lock-free
     lock = run / ".lock.abc.tmp"
-    for path in [*left, own, lock]:
+    for path in [*left, own, live, lock]:
         path.write_bytes(b"x" * 10)
     sink.resume(sink.manifest, {})
-    assert not any(p.exists() for p in left) and own.exists() and lock.exists()
+    assert not any(p.exists() for p in left) and own.exists() and live.exists() and lock.exists()
     left[0].write_bytes(b"x")
     writer(run, part_rows=100).start()
     assert not left[0].exists()
@@ -419,3 +428,52 @@ def test_a_complete_run_keeps_no_snapshot_taken_before_its_last_round(tmp_path, 
     play(stopped, 250, 50, snapshot=lambda start: {"after": start + 50})
     stopped.finish(None, status="interrupted")  # one to resume from: kept
     assert json.loads((tmp_path / "stopped" / "run.json").read_text())["snapshot"]["rounds"] == 200
+
+
+def test_a_finish_interrupted_as_it_drops_a_stale_snapshot_still_names_it(tmp_path, monkeypatch):
+    """A Ctrl-C while finish wrote a complete run's manifest made the runner finish again as "interrupted": the
+    manifest in memory had already lost its snapshot, so the rerun replayed every round (saying none was saved)."""
+    every_part(monkeypatch)
+    sink = writer(tmp_path / "run", part_rows=100)
+    sink.start()
+    play(sink, 250, 50, snapshot=lambda start: {"after": start + 50})
+    write = RunDir.write_manifest
+    calls = []
+
+    def interrupted_once(self, manifest):
+        if manifest.status == "complete" and not calls:  # the final manifest's write (close_part writes one before)
+            calls.append(manifest.status)
+            raise KeyboardInterrupt
+        write(self, manifest)
+
+    monkeypatch.setattr(RunDir, "write_manifest", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        sink.finish(None, status="complete")
+    sink.finish(None, status="interrupted")
+    written = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert written["status"] == "interrupted" and written["snapshot"]["rounds"] == 200
+    assert list((tmp_path / "run" / "snapshots").glob("*.pkl"))
+
+
+def test_signals_are_held_back_to_the_end_of_the_outermost_deferred_block():
+    """finish (deferred by the runner) closes its last part (deferred again): the inner block's end unblocked the
+    outer one's signals, and a Ctrl-C then stopped finish half done. And the thread mask it used did not hold back a
+    signal sent to the process, which another thread may receive (Python still runs the handler in the main one)."""
+    import threading
+
+    from okl.system import signals_deferred
+
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # an xdist worker ignores SIGINT
+    helper = threading.Thread(target=threading.Event().wait, args=(2,), daemon=True)
+    helper.start()  # a thread that may receive a signal sent to the process
+    reached = []
+    try:
+        with pytest.raises(KeyboardInterrupt), signals_deferred():
+            with signals_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # a signal let through would be raised here
+            reached.append("end of the outer block")
+        assert reached == ["end of the outer block"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, handler)

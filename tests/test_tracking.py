@@ -60,6 +60,7 @@ def test_a_runs_table_that_cannot_be_written_is_one_line(two_runs, capsys):
     (two_runs / "runs.parquet").mkdir()
     code, _, err = call(lambda: results_cli.main(["export"]), capsys)
     assert code == 2 and err.startswith("okl-results: error: cannot write ") and err.count("\n") == 1, err
+    assert f"cannot write {two_runs / 'runs.parquet'}: " in err  # the table's name, not its temporary file's
     assert "from a results root you can write to (--root)" in err
 
 

@@ -11,7 +11,8 @@ Resuming: closed parts come with a snapshot of the learner and the play's positi
 (:class:`okl.store.RoundWriter`: every part while snapshots are cheap; otherwise once the time since the
 last one is twenty times what it cost, so snapshots take about 5% of the time and a kill replays no more).
 Running the same command again continues a run that was killed (``running`` with its process gone),
-``interrupted``, or timed out under a smaller budget than asked now, from its last snapshot; the
+``interrupted``, ``failed`` (a full disk; a run whose own numbers failed fails again where it did), or timed out
+under a smaller budget than asked now, from its last snapshot; the
 rounds are bit-identical to an uninterrupted run's (timings aside). It
 starts over instead when the code, ``block``, ``checkpoints`` or the content of the dataset's files
 changed since (``data_sha256`` in run.json), when the snapshot cannot be read or is not the one run.json
@@ -69,7 +70,7 @@ class Outcome:
     skipped: bool = False
     signum: int = signal.SIGINT  # the signal that interrupted the run
     resumed_from: int | None = None  # the round a resumed run started after
-    started_over: str | None = None  # why a stopped run with a snapshot was played again from round 1
+    started_over: str | None = None  # why a stopped run was played again from round 1 (none saved, or not usable)
     unfinished: str | None = None  # the post-run analysis a signal stopped (the run itself is saved)
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
     kept: str | None = None  # a run kept as it was: the setting outside its identity it was played with otherwise

@@ -21,7 +21,6 @@ and ``seconds`` (scoring time).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from okl.errors import DataError
 from okl.store.files import column, read_json, read_pickle, write_json, write_pickle, write_table
 from okl.store.lock import RunLock, describe, gone
 from okl.store.manifest import Manifest
+from okl.system import process_alive
 
 MANIFEST = "run.json"
 LOCK = ".lock"
@@ -218,15 +218,16 @@ class RunDir:
     def keep(self, parts: int) -> None:
         """Delete every part after the first ``parts`` (a resumed run rewrites them), and what a killed attempt was
         writing (:func:`~okl.store.files.write_atomic`'s temporary files: a snapshot's was 52 MB, an exact kernel's can
-        be GBs, and none was ever removed). Called as an attempt starts, under the run's lock: no other process writes
-        here (the lock's own file is written under another name)."""
+        be GBs, and none was ever removed). Called as an attempt starts, under the run's lock; a process that writes
+        here without it (okl-regret scoring a finished or timed-out run's parts) is alive, and its files are kept: a
+        temporary file is named ``.<file>.<pid>.tmp`` (the lock's own, by a token, is kept too)."""
         for path in (self.path / ROUNDS).glob("part-*.parquet"):
             if int(path.stem.removeprefix("part-")) >= parts:
                 path.unlink()
-        mine = f".{os.getpid()}.tmp"
         for folder in (self.path, self.path / ROUNDS, self.path / SNAPSHOTS):
             for left in folder.glob(".*.tmp"):
-                if not left.name.endswith(mine) and not left.name.startswith(LOCK):
+                pid = left.name.removesuffix(".tmp").rsplit(".", 1)[-1]
+                if pid.isdigit() and not left.name.startswith(LOCK) and not process_alive(int(pid)):
                     left.unlink(missing_ok=True)
 
     def clear(self) -> None:

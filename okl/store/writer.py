@@ -157,11 +157,13 @@ class RoundWriter:
         self.close_part(snapshot, final=True)
         taken = (self.manifest.snapshot or {}).get("rounds")
         stale = fields.get("status") == "complete" and taken is not None and taken != self.last.get("t")
-        if stale:  # taken before the last round: nothing resumes a complete run, and no analysis may read it (a run
-            # without analyses kept a mid-run snapshot: 185 MB of kernel_awv's at round 4,608 of 5,000)
-            self.manifest.snapshot = None
-        self.manifest.update(**{**fields, **self._written()})
-        self.run.write_manifest(self.manifest)
+        # a snapshot taken before the last round is dropped: nothing resumes a complete run, and no analysis may read
+        # it (a run without analyses kept a mid-run snapshot: 185 MB of kernel_awv's at round 4,608 of 5,000); the
+        # manifest in memory changes once the final one is written, so a finish interrupted here and called again
+        # (as "interrupted") still names the snapshot to resume from
+        final = dataclasses.replace(self.manifest, **fields, **self._written(), **({"snapshot": None} if stale else {}))
+        self.run.write_manifest(final)
+        self.manifest = final
         if stale:
             self.run.drop_snapshots()
 
