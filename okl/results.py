@@ -246,10 +246,13 @@ def summary(
     if shared := [c for c in by if c in metrics]:  # it would be a group's key and its mean (pandas: "already exists")
         raise ConfigError(f"{shared[0]!r} is a metric here; group by settings (learner, dataset, ...), not by a metric")
     grouped = table.groupby(by, dropna=False, sort=True)
-    out = grouped.agg(runs=("run", "size"), seeds=("seed", "nunique"), rounds_min=("rounds", "min"))
-    out["stopped"] = grouped["status"].agg(lambda status: int((status == "timeout").sum()))
-    out["rounds_max"] = grouped["rounds"].max()
-    out = out[list(COUNTS)]
+    out = grouped.agg(
+        runs=("run", "size"),
+        seeds=("seed", "nunique"),
+        stopped=("status", lambda status: int((status == "timeout").sum())),
+        rounds_min=("rounds", "min"),
+        rounds_max=("rounds", "max"),
+    )
     for metric in metrics:
         values = grouped[metric]
         out[metric], out[f"{metric}_std"] = values.mean(), values.std(ddof=DDOF)

@@ -89,9 +89,16 @@ def process_alive(pid: int) -> bool:
 def process_state(pid: int) -> str | None:
     """The state letter of process ``pid`` (field 3 of ``/proc/<pid>/stat``: R, S, D, Z for a zombie...); None where
     it cannot be read."""
+    fields = _stat(pid)
+    return fields[0] if fields else None
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` from the third on (after the command name, which may hold spaces and
+    parentheses); None where it cannot be read."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0]
+            return fh.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
 
@@ -151,10 +158,10 @@ def reset_peak_rss() -> bool:
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started (clock ticks after boot, field 22 of ``/proc/<pid>/stat``): with the pid
     it names one process, even after the pid is reused; None where it cannot be read."""
+    fields = _stat(pid)
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
         return None
 
 

@@ -52,12 +52,10 @@ def write_runs_table(root: str | Path | None = None, fmt: str = "parquet") -> Pa
     if table.empty:
         raise OklError(f"no finished run under {str(root)!r}: nothing to export")
     path = root / f"runs.{fmt}"
-    if fmt == "csv":
-        write = lambda tmp: table.to_csv(tmp, index=False)  # noqa: E731
-    else:
-        write = lambda tmp: _one_type_per_column(table).to_parquet(tmp, index=False)  # noqa: E731
+    frame = table if fmt == "csv" else _one_type_per_column(table)
+    save = frame.to_csv if fmt == "csv" else frame.to_parquet
     try:  # a read-only or full results root gave pyarrow's traceback (and could leave half a table)
-        write_atomic(path, write)
+        write_atomic(path, lambda tmp: save(tmp, index=False))
     except OSError as exc:
         raise OklError(
             f"cannot write {path}: {exc.strerror or exc}; export from a results root you can write "

@@ -34,10 +34,15 @@ class Finished:
         return row
 
     @cached_property
+    def plan(self):
+        """The run's plan, composed afresh from its overrides (its stream and an untrained learner)."""
+        return config.plan(compose_config(list(self.run.overrides)))
+
+    @cached_property
     def learner(self):
         """The run's learner as the run left it, played again from the run's plan over its stream (the play is
         deterministic, and a block split gives the per-round loop's numbers): what Figure 3 draws."""
-        plan = config.plan(compose_config(list(self.run.overrides)))
+        plan = self.plan
         for X, y in plan.stream(plan.rounds):
             plan.learner.predict_learn_block(X, y)
         return plan.learner
@@ -149,8 +154,7 @@ def _dictionary_to_modes(f: Finished) -> float | None:
     if not hasattr(dataset, "means") or points is None or not len(points):
         return None
     means = dataset.means.reshape(-1, 2)
-    plan = config.plan(compose_config(list(f.run.overrides)))
-    stream = np.concatenate([X for X, _ in plan.stream(plan.rounds)])
+    stream = np.concatenate([X for X, _ in f.plan.stream(f.plan.rounds)])
     return float(_nearest(points, means).mean() / _nearest(stream, means).mean())
 
 

@@ -17,13 +17,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+TEMPORARY = ".tmp"  # write_atomic writes <folder>/.<name>.<pid>.tmp, then renames it
+
+
+def temporary_writer(path: Path) -> int | None:
+    """The pid of the process that writes ``path`` when it is one of :func:`write_atomic`'s temporary files, else
+    None."""
+    name = Path(path).name
+    pid = name.removesuffix(TEMPORARY).rsplit(".", 1)[-1]
+    return int(pid) if name.startswith(".") and name.endswith(TEMPORARY) and pid.isdigit() else None
+
 
 def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` then rename ``tmp`` to ``path``; the temporary name is unique per process, so
     parallel runs of a sweep filling one shared cache never write the same file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{TEMPORARY}")
     try:
         write(tmp)
         os.replace(tmp, path)

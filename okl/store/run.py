@@ -32,7 +32,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from okl.errors import DataError
-from okl.store.files import column, read_json, read_pickle, write_json, write_pickle, write_table
+from okl.store.files import (
+    TEMPORARY,
+    column,
+    read_json,
+    read_pickle,
+    temporary_writer,
+    write_json,
+    write_pickle,
+    write_table,
+)
 from okl.store.lock import RunLock, describe, gone
 from okl.store.manifest import Manifest
 from okl.system import process_alive
@@ -225,9 +234,9 @@ class RunDir:
             if int(path.stem.removeprefix("part-")) >= parts:
                 path.unlink()
         for folder in (self.path, self.path / ROUNDS, self.path / SNAPSHOTS):
-            for left in folder.glob(".*.tmp"):
-                pid = left.name.removesuffix(".tmp").rsplit(".", 1)[-1]
-                if pid.isdigit() and not left.name.startswith(LOCK) and not process_alive(int(pid)):
+            for left in folder.glob(f".*{TEMPORARY}"):
+                pid = temporary_writer(left)
+                if pid is not None and not left.name.startswith(LOCK) and not process_alive(pid):
                     left.unlink(missing_ok=True)
 
     def clear(self) -> None:
