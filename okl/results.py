@@ -87,13 +87,16 @@ def load(
     dataset: str | None = None,
     seed: int | None = None,
     run: str | None = None,
-    status: str | Sequence[str] | None = None,
+    status: str | Sequence[str] | None = FINISHED,
     columns: list[str] | None = None,
     where: ds.Expression | None = None,
 ) -> pd.DataFrame:
     """Rounds of the runs under ``root`` matching the filters, with the partition keys as columns.
 
-    ``status`` keeps runs whose manifest has that status (or one of those, e.g. ``results.FINISHED``);
+    ``status`` keeps runs whose manifest has that status (or one of those): by default the finished runs
+    (``results.FINISHED``: complete, or stopped by their ``timeout_s``), the runs :func:`summary` counts, since the
+    rows carry no status and a killed or interrupted run's are a prefix of its rounds (they were mixed in, and an
+    average over them counted a half-played run as a whole one); ``status=None`` reads every run's rounds.
     ``columns`` reads only those columns and ``where`` only the rows it accepts (a pyarrow expression on the
     columns, pushed down to the Parquet reader: ``field("t") > 1000``).
     """

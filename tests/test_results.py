@@ -291,3 +291,22 @@ def test_heldout_seeds_merge_with_the_runs_and_an_unknown_column_names_the_colum
 
     with pytest.raises(ConfigError, match=r"^no column 'nope' in the rounds; they have: t, y, y_hat, loss, "):
         results.load(results_root, columns=["nope"])
+
+
+def test_load_reads_the_finished_runs_unless_told_otherwise(okl_run, tmp_path, monkeypatch):
+    """A killed run's rounds are a prefix of its stream, and the rows carry no status: ``load()`` mixed them in with
+    the finished runs' (an average over them counted a half-played run as a whole one)."""
+    from helpers import KILLED, killed_after_first_part
+
+    root = tmp_path / "mixed"
+    args = ["learner=fogd", "n=600", "block=64", "sink.part_rows=128", "checkpoints=0", "progress=false"]
+    assert killed_after_first_part(root, *args, "seed=1") == KILLED
+    monkeypatch.setenv("OKL_RESULTS", str(root))
+    assert okl_run(*args, "seed=0")[0] == 0
+    table = results.runs(root)
+    assert sorted(table.status) == ["complete", "stopped"]
+    played = table.set_index("seed").rounds.to_dict()
+    assert played[0] == 600 and 0 < played[1] < 600
+    assert results.load(root).groupby("seed").size().to_dict() == {0: 600}
+    assert results.load(root, status=None).groupby("seed").size().to_dict() == played
+    assert len(results.load(root, status="stopped")) == played[1]
