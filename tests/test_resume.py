@@ -281,3 +281,21 @@ def test_a_resumed_runs_wall_time_counts_its_earlier_attempts(okl_run, results_r
     done = only_run(results_root).manifest()
     assert done.status == "complete" and done.wall_s >= done.learner_s > first.learner_s
     assert done.peak_rss_bytes > 0  # the larger of this attempt's and the earlier ones' up to the snapshot
+
+
+def test_a_resumed_run_keeps_no_held_out_score_past_its_snapshot(results_root):
+    """Scores at checkpoints past the snapshot are played again; with none before it, test.parquet was left as the
+    killed attempt wrote it, so a run stopped again before its next checkpoint kept scores at rounds it never
+    reached by its manifest."""
+    from okl.store import RoundWriter
+
+    assert killed_after_first_part(results_root, "learner=fogd", "n=600", "block=64", "sink.part_rows=128") == KILLED
+    run = only_run(results_root)
+    previous = run.manifest()
+    past = previous.snapshot["rounds"] + 64
+    run.write_heldout([{"t": past, "test_loss": 0.5, "model_size": 1.0, "seconds": 0.0}])
+    RoundWriter(run, 128, 60.0).resume(previous, {})
+    assert run.heldout() is None
+    run.write_heldout([{"t": t, "test_loss": 0.5, "model_size": 1.0, "seconds": 0.0} for t in (64, past)])
+    RoundWriter(run, 128, 60.0).resume(run.manifest(), {})
+    assert run.heldout().column("t").to_pylist() == [64]

@@ -190,6 +190,10 @@ class RunDir:
         return self.read_part(path) if path.exists() else None
 
     def write_heldout(self, rows: list[dict[str, float]]) -> None:
+        """``test.parquet`` holding ``rows``; none removes it."""
+        if not rows:
+            (self.path / TEST).unlink(missing_ok=True)
+            return
         write_table(self.path / TEST, pa.table({k: column([r[k] for r in rows]) for k in rows[0]}))
 
     # snapshots --------------------------------------------------------------------------------
@@ -242,7 +246,7 @@ class RunDir:
     def clear(self) -> None:
         """Remove the rounds, held-out scores and snapshots of an earlier attempt."""
         self.keep(0)
-        (self.path / TEST).unlink(missing_ok=True)
+        self.write_heldout([])
         self.drop_snapshots()
 
     # lock -------------------------------------------------------------------------------------

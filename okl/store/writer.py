@@ -92,10 +92,10 @@ class RoundWriter:
         self.last = {k: float(last[k][-1].as_py()) for k in last.column_names}
         self.manifest.update(**self._written())
         heldout = self.run.heldout()
-        if heldout is not None:
+        if heldout is not None:  # a score past the snapshot is played again (none left: the file goes, else a run
+            # stopped again before its next checkpoint kept scores at rounds its manifest says it never reached)
             self.checkpoints = [r for r in heldout.to_pylist() if r["t"] <= snapshot["rounds"]]
-            if self.checkpoints:
-                self.run.write_heldout(self.checkpoints)
+            self.run.write_heldout(self.checkpoints)
         self.run.write_manifest(self.manifest)
 
     def checkpoint(self, **row: float) -> None:
