@@ -1,4 +1,4 @@
-"""``okl-data list | fetch | verify`` and ``okl-run`` on real datasets."""
+"""``okl-data list | fetch | verify | clean`` and ``okl-run`` on real datasets."""
 
 import gzip
 import hashlib
@@ -285,3 +285,48 @@ def test_the_readmes_dataset_table_gives_the_catalogs_rows_d_task_and_preset():
             assert cells[3].startswith(f"`{spec.preset}`"), name
             seen.add(name)
     assert seen == set(SPECS)  # every dataset of the catalog has its row
+
+
+def test_clean_removes_the_caches_no_okl_reads_and_keeps_the_rest(okl_data, no_data, tmp_path, monkeypatch):
+    """Caches of another cache version (the catalog's and your files'), of an older parse revision of a csv, and
+    half-written ones of parses whose process is gone were never removed; a current cache and a parse in progress
+    stay, and ``--files`` removes your files' caches, which the next use parses again."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    source = tmp_path / "mine.csv"
+    source.write_text("a,b,y\n0,1,0.5\n1,0,1.5\n1,1,2.0\n")
+    user_file.from_file(source, target="y", data_dir=str(no_data))
+    (current,) = user_file.caches(no_data)
+    sha, fmt, revision, tag, version = current.name.split("-")
+    assert (fmt, revision, version) == ("csv", f"r{user_file.PARSE_REVISION['csv']}", f"v{cache.VERSION}")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    outdated = [
+        current.with_name(f"{sha}-{fmt}-{tag}-{version}"),  # before parse revisions
+        current.with_name(f"{sha}-{fmt}-{revision}-{tag}-v{cache.VERSION - 1}"),  # another cache version
+        no_data / "casp" / "cache" / f"all-v{cache.VERSION - 1}",
+        current.with_name(f"{current.name}.tmp{int(dead.stdout)}"),
+    ]
+    for directory in outdated:
+        shutil.copytree(current, directory)
+    parsing = current.with_name(f"{current.name}.tmp{os.getpid()}")
+    shutil.copytree(current, parsing)
+    listed = okl_data("list")[1].splitlines()
+    assert listed[-2].startswith("your files: 3 caches, ") and listed[-1].startswith("outdated: 4 caches, ")
+
+    code, out, _ = okl_data("clean", "--dry-run")
+    assert code == 0 and out.count("would remove") == 4 and all(d.is_dir() for d in outdated)
+    code, out, _ = okl_data("clean")
+    assert code == 0 and out.splitlines()[-1].startswith("4 cache(s) removed, ")
+    assert not any(d.exists() for d in outdated) and current.is_dir() and parsing.is_dir()
+    with monkeypatch.context() as patched:
+        patched.setattr(user_file, "_parse", lambda *a, **k: pytest.fail("the current cache was parsed again"))
+        user_file.from_file(source, target="y", data_dir=str(no_data))
+    assert okl_data("clean")[1].startswith("nothing to clean")
+    assert okl_data("clean", "--files")[0] == 0 and not current.exists() and parsing.is_dir()
+    assert user_file.from_file(source, target="y", data_dir=str(no_data)).n == 3 and current.is_dir()

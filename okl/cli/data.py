@@ -1,9 +1,10 @@
-"""``okl-data``: list, fetch and verify the real datasets of the catalog.
+"""``okl-data``: list, fetch and verify the real datasets of the catalog, and clean the data directory.
 
     okl-data list                    # every dataset: task, rows, d, preset, and where each part is
     okl-data fetch casp ijcnn1       # obtain (data dir, mirror, else download), verify, parse into the cache
     okl-data fetch --all
     okl-data verify [NAME ...]       # re-hash raw files and check the caches; exit status 1 on a mismatch
+    okl-data clean [--files] [--dry-run]   # remove the caches no okl of this version reads (--files: your files' too)
 
 ``--data-dir`` and ``--mirror`` override ``OKL_DATA_DIR`` and ``OKL_DATA_MIRROR``.
 """
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     fetch.add_argument("--all", action="store_true", help="every dataset")
     verify = commands.add_parser("verify", help="re-hash raw files and check caches (all datasets by default)")
     verify.add_argument("names", nargs="*", metavar="NAME")
+    clean = commands.add_parser("clean", help="remove the caches no okl of this version reads")
+    clean.add_argument("--files", action="store_true", help="also every cache of your own files (parsed again on use)")
+    clean.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
     args = parser.parse_args(argv)
 
     from okl.data.catalog import SPECS
@@ -46,7 +50,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "fetch" and not (names or args.all):
             raise OklError("name the datasets to fetch (okl-data list shows them), or pass --all")
         specs = [SPECS[n] for n in names] if names else list(SPECS.values())
-        code = {"list": _list, "fetch": _fetch, "verify": _verify}[args.command](specs, data, mirror)
+        if args.command == "clean":
+            code = _clean(data, args.files, args.dry_run)
+        else:
+            code = {"list": _list, "fetch": _fetch, "verify": _verify}[args.command](specs, data, mirror)
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -65,7 +72,45 @@ def _list(specs, data, mirror) -> int:
     for spec in specs:
         states = [f"{part.name}: {cache.part_state(spec, part.name, data, mirror)}" for part in spec.parts]
         print(f"{spec.name:13} {spec.task:10} {spec.n:>10,} {spec.d:>4}  {spec.preset:11} {'; '.join(states)}")
+    from okl.datasets import user_file
+
+    files = user_file.caches(data)
+    if files:
+        print(f"your files: {len(files)} caches, {_size(files)} in {user_file.cache_root(data)}")
+    if stale := cache.outdated(data) + user_file.outdated(data):
+        print(f"outdated: {len(stale)} caches, {_size(stale)} (okl-data clean removes them)")
     return 0
+
+
+def _clean(data, files: bool, dry_run: bool) -> int:
+    """Remove the caches no okl of this version reads (another cache version's, your files' of an older parse
+    revision, and the half-written ones of parses whose process is gone); ``files``: every cache of your files too,
+    which the next run of each file parses again. The mirror is never touched."""
+    import shutil
+
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    found = set(cache.outdated(data)) | set(user_file.outdated(data))
+    if files:
+        found |= set(user_file.caches(data))
+    if not found:
+        print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
+        return 0
+    total = _size(found)
+    for directory in sorted(found):
+        print(f"{'would remove' if dry_run else 'removed'} {directory} ({_size([directory])})")
+        if not dry_run:
+            shutil.rmtree(directory, ignore_errors=True)
+    print(f"{len(found)} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
+    return 0
+
+
+def _size(paths) -> str:
+    """The bytes of the files under ``paths``, in kB, MB or GB."""
+    size = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+    unit, scale = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if size >= s or u == "kB")
+    return f"{size / scale:,.1f} {unit}"
 
 
 def _fetch(specs, data, mirror) -> int:

@@ -57,6 +57,17 @@ def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
     return data / spec.name / "cache" / f"{part}{suffix}-v{VERSION}"
 
 
+def outdated(data: Path) -> list[Path]:
+    """The cache directories under ``data`` that no okl of this version reads: another :data:`VERSION`'s (every
+    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike). ``okl-data clean``."""
+    found = []
+    for directory in sorted(data.glob("*/cache/*-v*")):
+        version = directory.name.rpartition("-v")[2]
+        if version.isdigit() and int(version) != VERSION and directory.is_dir():
+            found.append(directory)
+    return found
+
+
 def read_meta(directory: Path) -> dict | None:
     try:
         meta = json.loads((directory / "meta.json").read_text())

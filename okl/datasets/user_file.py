@@ -286,7 +286,7 @@ def _cached(
         tag += "-" + hashlib.sha256(str(target).encode()).hexdigest()[:8]
     revision = f"-r{PARSE_REVISION[fmt]}" if fmt in PARSE_REVISION else ""
     stem = f"{sha[:20]}-{fmt}{revision}-{tag}"
-    directory = data / "file" / "cache" / f"{stem}-v{cache.VERSION}"
+    directory = cache_root(data) / f"{stem}-v{cache.VERSION}"
     meta, d = cache.read_meta(directory), None
     if width is not None and (meta is None or meta["d"] < width):
         wide = directory.with_name(f"{stem}-d{width}-v{cache.VERSION}")
@@ -302,6 +302,35 @@ def _cached(
     part = cache.CachedPart(directory, meta)
     part.check()
     return part
+
+
+def cache_root(data: Path) -> Path:
+    """The folder of your files' caches, one per content, format, parse revision and target (:func:`_cached`)."""
+    return data / "file" / "cache"
+
+
+def caches(data: Path) -> list[Path]:
+    """The caches of your files (not those a parse is still writing)."""
+    return sorted(p for p in cache_root(data).glob("*") if ".tmp" not in p.name)
+
+
+def outdated(data: Path) -> list[Path]:
+    """Caches of your files that this okl never reads: parsed under an older parse revision of their format
+    (``PARSE_REVISION``), or half written by a parse whose process is gone (``<cache>.tmp<pid>``). A cache's name is
+    ``<sha256[:20]>-<format>[-r<revision>]-<target tag>...-v<version>`` and a tag holds no ``-`` of its own before its
+    hash suffix, so its third field is the revision of a format that has one. ``okl-data clean``."""
+    found = []
+    for directory in sorted(cache_root(data).glob("*")):
+        name, _, pid = directory.name.partition(".tmp")
+        if pid:
+            if pid.isdigit() and not system.process_alive(int(pid)):
+                found.append(directory)
+            continue
+        fields = name.split("-")
+        fmt = fields[1] if len(fields) > 1 else ""
+        if fmt in PARSE_REVISION and (len(fields) < 5 or fields[2] != f"r{PARSE_REVISION[fmt]}"):
+            found.append(directory)
+    return found
 
 
 def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, d: int | None = None) -> None:
