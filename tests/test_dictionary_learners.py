@@ -726,6 +726,19 @@ def test_con_kons_carried_literally_never_learns_a_direction_added_after_its_fir
     assert relative_gap(play_blocks(LEARNERS.get("con_kons")(3, carry="mapped", **keys), X, y, (5, 40)), 0 * y) == 0
 
 
+def _figure_1_round(learner, A, w, phi, y, free, solve=np.linalg.solve):
+    """One round of Figure 1 (lines 13-17) with Ã kept as a matrix, from υ_t = w: returns (ŷ, ℓ', ω_t, Ã_t, υ_{t+1}).
+    ``free``: the round of a change (CON-KONS), played without projection; ``solve(A, b)``: Ã⁻¹b."""
+    C, eta, loss = learner.params.C, learner.eta, TRAINING[learner.params.loss]
+    v = solve(A, phi)
+    hz = 0.0 if free or phi @ v <= 0 else excess(phi @ w, C)
+    y_hat = phi @ w - hz
+    omega = w - hz / (phi @ v) * v if hz else w
+    g = derivative(loss, y_hat, y)
+    A = A + eta * g * g * np.outer(phi, phi)
+    return y_hat, g, omega, A, omega - solve(A, g * phi)
+
+
 def _figure_1_with_a_explicit(learner, X, y, carry="singular"):
     """Figure 1 for CON-KONS with Ã kept as a matrix: at a dictionary change ω_{t-1} gets a zero coordinate for
     the new direction, and Ã a zero row and column (``singular``: the literal map), α there (``alpha``), or is
@@ -735,10 +748,9 @@ def _figure_1_with_a_explicit(learner, X, y, carry="singular"):
     and, at each first step after a change that grew the map, (ω's move along the new direction,
     −1/(η ℓ' φ̃[e]))."""
     F, dims, restarts = learner.map.transform(X), learner.recorded["model_size"], learner.recorded["restarts"]
-    C, eta, loss = learner.params.C, learner.eta, TRAINING[learner.params.loss]
     A, w, omega, out, jumps = np.zeros((0, 0)), np.zeros(0), np.zeros(0), np.empty(len(y)), []
 
-    def pinv_times(b):
+    def pinv_times(A, b):
         zero = np.diag(A) == 0
         assert not A[zero].any()  # the null space is those coordinates
         u = np.zeros(len(b))
@@ -752,16 +764,9 @@ def _figure_1_with_a_explicit(learner, X, y, carry="singular"):
         if free and carry != "singular":
             alpha = learner.params.alpha
             A = alpha * np.eye(len(A)) if carry == "reset" else A + np.diag(np.where(np.diag(A) == 0, alpha, 0.0))
-        phi = F[t, : dims[t]]
-        v = pinv_times(phi)
-        hz = 0.0 if free or phi @ v <= 0 else excess(phi @ w, C)
-        out[t] = phi @ w - hz
-        omega = w - hz / (phi @ v) * v if hz else w
-        g = derivative(loss, out[t], y[t])
-        A = A + eta * g * g * np.outer(phi, phi)
-        w = omega - pinv_times(g * phi)
+        out[t], g, omega, A, w = _figure_1_round(learner, A, w, F[t, : dims[t]], y[t], free, pinv_times)
         if grew:
-            jumps.append((w[-1] - omega[-1], -1.0 / (eta * g * phi[-1])))
+            jumps.append((w[-1] - omega[-1], -1.0 / (learner.eta * g * F[t, dims[t] - 1])))
     return out, np.array(jumps)
 
 
@@ -819,6 +824,48 @@ def test_con_kons_carried_alpha_and_reset_are_figure_1_with_their_a_at_each_chan
         np.testing.assert_allclose(played, reference, rtol=1e-7, atol=1e-8)
     other = LEARNERS.get("con_kons")(2, **{**keys, "carry": "reset" if carry == "alpha" else "alpha"})
     assert np.abs(other.predict_learn_block(X, y) - ours).max() > 0.01
+
+
+def _section_5_in_the_eigenbasis(learner, X, y):
+    """CON-KONS as pros_n_kons_calandriello2017 writes it, in its own basis: epoch j embeds x by φ̃(x) = Σ_j⁻¹U_jᵀk_j(x)
+    (K_j = U_jΣ_j²U_jᵀ, §2), and at a change (§5) ω̃_t = Σ_j⁻¹U_jᵀΦ_jᵀΦ_{j-1}U_{j-1}Σ_{j-1}⁻¹ω̃_{t-1} = T ω̃_{t-1}; Ã is
+    mapped as the operator αI + Σ η g gᵀ of H restricted to H_j: T Ã Tᵀ + α(I − T Tᵀ) (carry: alpha). Rounds as
+    Figure 1 with Ã kept as a matrix; the reset round takes no step and no projection (lines 13-14 are skipped)."""
+    dims, restarts = learner.recorded["model_size"], learner.recorded["restarts"]
+    Z, kernel, alpha = learner.map.Z, learner.map.kernel, learner.params.alpha
+
+    def basis(j):  # Σ_j⁻¹U_jᵀ of K_j
+        s, U = np.linalg.eigh(kernel(Z[:j], Z[:j]))
+        return (U / np.sqrt(s)).T
+
+    A, w, omega, j, B, out = np.zeros((0, 0)), np.zeros(0), np.zeros(0), 0, np.zeros((0, 0)), np.empty(len(y))
+    for t in range(len(y)):
+        free = t > 0 and restarts[t] != restarts[t - 1]
+        if dims[t] > j:
+            B_new = basis(dims[t])
+            T = B_new @ kernel(Z[: dims[t]], Z[:j]) @ B.T
+            A = T @ A @ T.T + alpha * (np.eye(dims[t]) - T @ T.T)
+            omega, j, B = T @ omega, dims[t], B_new
+        if free:
+            w = omega
+        phi = B @ kernel(Z[:j], X[t : t + 1])[:, 0]
+        out[t], _, omega, A, w = _figure_1_round(learner, A, w, phi, y[t], free)
+    return out
+
+
+def test_con_kons_carried_alpha_is_section_5s_map_in_the_papers_eigenbasis():
+    """carry=alpha is §5's CON-KONS computed in the paper's basis Σ⁻¹Uᵀ (ω mapped through Φ_{j-1}U_{j-1}Σ_{j-1}⁻¹ and
+    back, Ã as the operator αI + Σ η g gᵀ restricted to H_j): okl's nested Cholesky basis is an orthogonal change of
+    it, under which the rounds are the same. (The literal T Ã Tᵀ, without the α(I − T Tᵀ) term, computed this way in
+    float64 leaves Ã's least eigenvalue below 1e-17 in size at each change on cpusmall, and played with an exact
+    solve its losses are carry=singular's within a few %, diverging on the same seed: that reading is
+    carry=singular.)"""
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+    learner = LEARNERS.get("con_kons")(2, sigma=1.0, alpha=0.5, gamma=1.0, seed=0)
+    ours = learner.predict_learn_block(X, y)
+    assert learner.model_size > 20
+    np.testing.assert_allclose(ours, _section_5_in_the_eigenbasis(learner, X, y), rtol=1e-6, atol=1e-8)
 
 
 ONE_ROUND = {  # the learners with a compiled one-round path: (their module, keys)

@@ -10,7 +10,9 @@ Choice (``carry``): the text maps Ã "by a similar update rule" and says no more
 M Ã_{t−1} Mᵀ with M the inclusion of H_{j−1} in H_j, Ã has no curvature on the new direction: it is
 singular there. Four readings:
 
-- ``carry: alpha`` (the default) gives the new direction ONS's initial Ã = α I.
+- ``carry: alpha`` (the default) gives the new direction ONS's initial Ã = α I: Ã read as the operator
+  αI + Σ η_s g̃_s g̃_sᵀ of H, restricted to H_j. In the paper's basis Σ⁻¹Uᵀ that is T Ã Tᵀ + α(I − T Tᵀ), with
+  T = Σ_j⁻¹U_jᵀΦ_jᵀΦ_{j−1}U_{j−1}Σ_{j−1}⁻¹ the map §5 gives ω; a test plays it there and finds our rounds.
 - ``carry: mapped`` keeps the literal map and the pseudo-inverse Ã⁺ as ONS's Ã⁻¹, updated by Sherman-Morrison:
   Ã⁻¹ = 0 on the new direction stays 0, so ω never moves along a direction added after round 1's dictionary.
 - ``carry: singular`` keeps the literal map and inverts Ã_t = Ã_{t−1} + η_t g̃_t g̃_tᵀ exactly (Figure 1, line
