@@ -72,6 +72,7 @@ ORDER = (  # the order of --list, --all and REPRODUCTION.md: paper by paper, as 
     "polk_multidist_readings",
     "polk_fig5_mnist",
     "polk_fig7_mnist",
+    "polk_order_mnist",
 )
 
 BENCH = (  # okl-bench
