@@ -84,3 +84,93 @@ def test_pkawv_nystrom_is_eq_4_on_the_span_of_its_kors_dictionary_at_every_round
     assert len(before.kors.X) > 10
     expected = nystrom_awv(X, y, kernel, lambda t: before.kors.X, lam, awv=True)
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-11)
+
+
+def h(z, C):
+    """h(z) = sign(z) max{|z| − C, 0} (sketched_kons_calandriello2017 eq. (1))."""
+    return np.sign(z) * max(abs(z) - C, 0.0)
+
+
+def ons(F, y, alpha, C, eta, kept=None):
+    """ONS with the oblique projection on {w : |φ_tᵀw| <= C}, sketched_kons_calandriello2017 Algorithm 1 / eq. (1)
+    (Algorithm 3 with the coins z_s: only the rounds in ``kept`` add η g gᵀ; None: every round), on explicit
+    features F (n×j), square loss ℓ' = 2(ŷ − y): u_t = ω_{t−1} − A_{t−1}⁻¹g_{t−1}, ω_t = u_t −
+    h(φ_tᵀu_t)/(φ_tᵀA_{t−1}⁻¹φ_t) A_{t−1}⁻¹φ_t, ŷ_t = φ_tᵀω_t, A_t = A_{t−1} + η z_t g_t g_tᵀ, A_0 = αI."""
+    j = F.shape[1]
+    A, omega, g, out = alpha * np.eye(j), np.zeros(j), np.zeros(j), np.empty(len(y))
+    for t, phi in enumerate(F):
+        A_inv = np.linalg.inv(A)
+        u = omega - A_inv @ g
+        omega = u - h(phi @ u, C) / (phi @ A_inv @ phi) * (A_inv @ phi)
+        out[t] = phi @ omega
+        g = 2 * (out[t] - y[t]) * phi
+        if kept is None or t in kept:
+            A = A + eta * np.outer(g, g)
+    return out
+
+
+def empirical_features(K):
+    """Rows f_s with f_sᵀf_r = K[s, r]: the coordinates of φ(x_1..x_n) in an orthonormal basis of their span, where
+    the iterates of KONS stay (w, A⁻¹g and A⁻¹φ all lie in it, A = αI off it)."""
+    values, vectors = np.linalg.eigh(K)
+    return vectors * np.sqrt(values.clip(0))
+
+
+def test_kons_and_sketched_kons_are_ons_in_the_span_of_the_inputs():
+    """KONS (sketched_kons_calandriello2017 Algorithm 1, eq. (1)) with the Gaussian kernel is ONS on the coordinates of
+    φ(x_t) in the span of the inputs; Sketched-KONS (Algorithm 3) the same ONS whose Ã_t adds η_t g_t g_tᵀ only at
+    the rounds its coins keep (lines 10-11, unweighted), the kept rounds taken from the learner. The step is the
+    docstring's η_t = σ = 1/(8C²) (square loss, Theorem 1); C = 0.6 makes the projection act."""
+    X, y = stream(150, 3)
+    sigma, alpha, C = 0.8, 0.5, 0.6
+    F = empirical_features(gaussian(X, X, sigma))
+    kons = LEARNERS.get("kons")(3, sigma=sigma, alpha=alpha, C=C)
+    expected = ons(F, y, alpha, C, 1 / (8 * C**2))
+    assert np.sum(np.abs(expected) == C) > 10  # projected rounds
+    np.testing.assert_allclose(play_blocks(kons, X, y, (7, 40)), expected, rtol=1e-9, atol=1e-12)
+    sketched = LEARNERS.get("sketched_kons")(3, sigma=sigma, alpha=alpha, C=C, gamma=0.1, seed=2)
+    got = play_blocks(sketched, X, y, (7, 40))
+    kept = set(sketched.kept.tolist())
+    assert 10 < len(kept) < 140
+    np.testing.assert_allclose(got, ons(F, y, alpha, C, 1 / (8 * C**2), kept), rtol=1e-9, atol=1e-12)
+
+
+def figure_1(X, y, kernel, joined, alpha, C, eta):
+    """PROS-N-KONS, pros_n_kons_calandriello2017 Figure 1, square loss: at round t with z_{t−1} = 1 (x_{t−1} joined
+    the dictionary, ``joined``) the map is rebuilt, φ̃(x) = Σ⁻¹Uᵀk_I(x) from K_II = UΣ²Uᵀ (lines 5-8), and
+    Ã_{t−1} = αI, ω_t = 0 (lines 9-10); otherwise υ_t = ω_{t−1} − Ã_{t−1}⁻¹g̃_{t−1}, ω_t = υ_t −
+    h(φ̃_tᵀυ_t)/(φ̃_tᵀÃ_{t−1}⁻¹φ̃_t) Ã_{t−1}⁻¹φ̃_t (lines 12-13); then ŷ_t = φ̃_tᵀω_t, g̃_t = ℓ'(ŷ_t)φ̃_t,
+    Ã_t = Ã_{t−1} + η g̃_t g̃_tᵀ (lines 15-17). Before the first point joins the map is empty and ŷ = 0."""
+    out = np.zeros(len(y))
+    Z, A, omega, g = X[:0], np.zeros((0, 0)), np.zeros(0), np.zeros(0)
+    for t in range(len(y)):
+        if t > 0 and t - 1 in joined:
+            Z = X[joined[joined < t]]
+            values, U = np.linalg.eigh(kernel(Z, Z))
+            A, omega = alpha * np.eye(len(Z)), np.zeros(len(Z))
+        phi = (U.T @ kernel(Z, X[t : t + 1])[:, 0]) / np.sqrt(values) if len(Z) else np.zeros(0)
+        if not (t > 0 and t - 1 in joined) and len(Z):
+            A_inv = np.linalg.inv(A)
+            upsilon = omega - A_inv @ g
+            omega = upsilon - h(phi @ upsilon, C) / (phi @ A_inv @ phi) * (A_inv @ phi)
+        out[t] = phi @ omega
+        g = 2 * (out[t] - y[t]) * phi
+        A = A + eta * np.outer(g, g)
+    return out
+
+
+def test_pros_n_kons_and_b_kons_are_figure_1_on_their_kors_dictionaries():
+    """pros_n_kons_calandriello2017 Figure 1 (``figure_1``) on the dictionary the learner's KORS drew (its rounds
+    ``kors.index``); B-KONS (§5) the same on a dictionary that stops at J_max = ``budget`` points. The docstring's
+    choices: η = σ = 1/(8C²) (square loss; Figure 1 prints σ_t/2), and the Cholesky basis of the embedding in
+    place of Σ⁻¹Uᵀ (an orthogonal change of basis, under which ONS is invariant: the test uses Σ⁻¹Uᵀ)."""
+    X, y = stream(200, 3)
+    sigma, alpha, C = 0.5, 0.5, 0.6
+    kernel = Kernel("gaussian", sigma)
+    for name, extra in (("pros_n_kons", {}), ("b_kons", {"budget": 8})):
+        learner = LEARNERS.get(name)(3, sigma=sigma, alpha=alpha, C=C, gamma=0.5, seed=1, **extra)
+        got = play_blocks(learner, X, y, (7, 40))
+        joined = learner.kors.index
+        assert learner.map.dim == len(joined) > 5  # every point joined a dimension
+        assert name == "pros_n_kons" or len(joined) == 8
+        np.testing.assert_allclose(got, figure_1(X, y, kernel, joined, alpha, C, 1 / (8 * C**2)), rtol=1e-9, atol=1e-12)
