@@ -280,3 +280,43 @@ def test_bsgd_with_pegasos_steps_ties_every_coefficient_norm():
         learner.predict_learn_block(X, y)
         assert learner.model_size == 12
         np.testing.assert_allclose(np.linalg.norm(learner.W, axis=1), norm / (0.05 * learner.t), rtol=1e-12)
+
+
+def dual_sgd(X, y, sigma, lam, budget, k, V, derivative):
+    """DUAL-SGD (Le et al. 2016) as the docstring states it: f_t(x) = Σ_{i∈S} α_i k(x_i, x) + wᵀz(x),
+    z(x) = D^{−1/2}[sin(Vx); cos(Vx)]; round t: g_t = ℓ'(f_t(x_t), y_t), α and w shrink by 1 − η_tλ = (t − 1)/t
+    (η_t = 1/(λt)); if g_t ≠ 0, when S holds ``budget`` vectors the k of smallest |α_i| move to w ← w + Σ α_i z(x_i)
+    and leave S (k-merging), then x_t joins with α_t = −η_t g_t."""
+    z = lambda A: np.hstack([np.sin(A @ V.T), np.cos(A @ V.T)]) / np.sqrt(len(V))  # noqa: E731
+    S, alpha, w, out = X[:0], np.zeros(0), np.zeros(2 * len(V)), np.empty(len(y))
+    for t in range(1, len(y) + 1):
+        x = X[t - 1 : t]
+        out[t - 1] = gaussian(x, S, sigma)[0] @ alpha + z(x)[0] @ w
+        g = derivative(out[t - 1], y[t - 1])
+        alpha, w = alpha * (t - 1) / t, w * (t - 1) / t
+        if g == 0:
+            continue
+        if len(S) == budget:
+            smallest = np.argsort(np.abs(alpha), kind="stable")[:k]
+            w = w + z(S[smallest]).T @ alpha[smallest]
+            S, alpha = np.delete(S, smallest, axis=0), np.delete(alpha, smallest)
+        S, alpha = np.vstack([S, x]), np.append(alpha, -g / (lam * t))
+    return out
+
+
+def test_dual_sgd_merges_its_smallest_coefficients_into_its_random_features():
+    """DUAL-SGD written out (``dual_sgd``) past its budget (k-merging every few rounds), with the learner's
+    frequencies V: the square loss on a regression stream and the logistic loss on ±1 labels (the hinge is left
+    out: with it every |α_i| = 1/(λt), and the k smallest are a tie decided by round-off)."""
+    X, y = stream(200, 3)
+    sigma, budget, k, D = 0.7, 15, 4, 20
+    signs = np.where(y > np.median(y), 1.0, -1.0)
+    for loss, labels, lam, slope in (
+        ("square", y, 1.0, lambda f, y: 2 * (f - y)),
+        ("logistic", signs, 0.05, lambda f, y: -y / (1 + np.exp(y * f))),
+    ):
+        learner = LEARNERS.get("dual_sgd")(3, sigma=sigma, lam=lam, budget=budget, k=k, D=D, loss=loss, seed=2)
+        got = learner.predict_learn_block(X, labels)
+        expected = dual_sgd(X, labels, sigma, lam, budget, k, learner.features.V, slope)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+        assert np.abs(learner.w).max() > 0.01  # the auxiliary space carries what was merged
