@@ -320,3 +320,52 @@ def test_dual_sgd_merges_its_smallest_coefficients_into_its_random_features():
         expected = dual_sgd(X, labels, sigma, lam, budget, k, learner.features.V, slope)
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
         assert np.abs(learner.w).max() > 0.01  # the auxiliary space carries what was merged
+
+
+def hedge(F, y, eta):
+    """raker_shen2018 eqs. (13)-(14) with ℓ(ŷ, y) = ½(ŷ − y)²: ŷ_t = Σ_p w̄_{p,t} f_{p,t}(x_t),
+    w_{p,t+1} = w_{p,t} exp(−η ℓ(f_{p,t}(x_t), y_t)), w_{p,1} = 1 (F: the experts' predictions, n×P)."""
+    w, out = np.ones(F.shape[1]), np.empty(len(y))
+    for t in range(len(y)):
+        out[t] = w @ F[t] / w.sum()
+        w = w * np.exp(-eta * 0.5 * (F[t] - y[t]) ** 2)
+    return out
+
+
+def test_raker_is_eqs_13_to_16_on_its_orthogonal_random_features():
+    """Raker (raker_shen2018 Algorithm 1) with P = 3 kernels, written out: z_p(x) = D^{−1/2}[sin(V_p x); cos(V_p x)]
+    (eq. (9); the frequencies V_p of eq. (12) taken from the learner), θ_{p,t+1} = θ_{p,t} − η ∇[ℓ + (λ/2)||θ||²]
+    (eq. (16) with the docstring's ridge λ of eq. (2)), ℓ = ½(ŷ − y)², combined by eqs. (13)-(14)."""
+    X, y = stream(150, 3)
+    eta, lam = 0.5, 0.01
+    raker = LEARNERS.get("raker")(3, sigma2=(0.1, 1.0, 10.0), D=10, eta=eta, lam=lam, seed=2)
+    got = play_blocks(raker, X, y, (7, 40))
+    F = np.empty((150, 3))
+    for p, expert in enumerate(raker.experts):
+        V = expert.features.V
+        Z = np.hstack([np.sin(X @ V.T), np.cos(X @ V.T)]) / np.sqrt(len(V))
+        theta = np.zeros(Z.shape[1])
+        for t in range(150):
+            F[t, p] = theta @ Z[t]
+            theta = theta - eta * ((F[t, p] - y[t]) * Z[t] + lam * theta)
+    assert np.ptp(F[-50:].std(axis=0)) > 0.01  # experts that differ
+    np.testing.assert_allclose(got, hedge(F, y, eta), rtol=1e-9, atol=1e-12)
+
+
+def test_omkl_is_hedge_over_kernel_gradient_descents_in_the_papers_units():
+    """OMKL (raker_shen2018 §4's baseline) as its docstring states it: eqs. (13)-(14) over P = 3 Gaussian-kernel
+    experts f_{p,t+1} = (1 − ηλ) f_{p,t} − η (f_{p,t}(x_t) − y_t) κ_p(x_t, ·) (ℓ = ½(ŷ − y)² with (λ/2)||f||²), each
+    keeping its ``budget`` most recent support vectors (none dropped for budget None)."""
+    X, y = stream(120, 3)
+    eta, lam, sigma2 = 0.5, 0.01, (0.1, 1.0, 10.0)
+    for budget in (None, 25):
+        omkl = LEARNERS.get("omkl")(3, sigma2=sigma2, eta=eta, lam=lam, budget=budget)
+        got = play_blocks(omkl, X, y, (7, 40))
+        F = np.empty((120, 3))
+        for p, s2 in enumerate(sigma2):
+            coef = np.zeros(0)
+            for t in range(120):
+                first = 0 if budget is None else max(0, t - budget)
+                F[t, p] = gaussian(X[t : t + 1], X[first:t], np.sqrt(s2))[0] @ coef[first:t]
+                coef = np.append((1 - eta * lam) * coef, -eta * (F[t, p] - y[t]))
+        np.testing.assert_allclose(got, hedge(F, y, eta), rtol=1e-9, atol=1e-12)
