@@ -369,3 +369,46 @@ def test_omkl_is_hedge_over_kernel_gradient_descents_in_the_papers_units():
                 F[t, p] = gaussian(X[t : t + 1], X[first:t], np.sqrt(s2))[0] @ coef[first:t]
                 coef = np.append((1 - eta * lam) * coef, -eta * (F[t, p] - y[t]))
         np.testing.assert_allclose(got, hedge(F, y, eta), rtol=1e-9, atol=1e-12)
+
+
+def destructive_komp(D, w, eps, kernel):
+    """polk_koppel2019 Algorithm 1 from scratch: starting from I = all of D̃, remove the j whose
+    γ_j = min_w ||f̃ − Σ_{I∖j} w_k κ(d_k, ·)||_H is least while γ_j <= ε; then w = argmin ||f̃ − wᵀκ_D(·)||_H,
+    i.e. K_II⁻¹ K_ID̃ w̃ (eq. (20)). Squared errors from kernel matrices: ||f̃||² − bᵀK_II⁻¹b, b = K_ID̃ w̃."""
+    K, index = kernel(D, D), list(range(len(D)))
+    total = w @ K @ w
+
+    def error2(kept):
+        b = K[kept] @ w
+        return total - (b @ np.linalg.solve(K[np.ix_(kept, kept)], b) if kept else 0.0)
+
+    while index:
+        gammas = [error2(index[:j] + index[j + 1 :]) for j in range(len(index))]
+        j = int(np.argmin(gammas))
+        if gammas[j] > eps**2:
+            break
+        del index[j]
+    coef = np.linalg.solve(K[np.ix_(index, index)], K[index] @ w) if index else np.zeros(0)
+    return D[index], coef
+
+
+def test_polk_is_algorithm_2_with_destructive_komp_from_scratch():
+    """POLK (polk_koppel2019 Algorithm 2) with mini-batches of b = 4 as its docstring states them (every round of
+    mini-batch k predicted by f_k; f̃_{k+1} = (1 − ηλ) f_k − (η/b) Σ_i ℓ'(f_k(x_i), y_i) κ(x_i, ·), eqs. (17)-(18),
+    the square loss), each f̃ pruned by Algorithm 1 (``destructive_komp``) with ε = K η^{3/2} (Table 1). okl's
+    choice of holding a point within 10⁻⁶ of the span instead of appending it does not arise on these points."""
+    X, y = stream(160, 2)
+    sigma, eta, lam, b, K = 0.6, 0.5, 0.01, 4, 0.02
+    polk = LEARNERS.get("polk")(2, sigma=sigma, eta=eta, lam=lam, loss="square", batch=b, K=K)
+    got = play_blocks(polk, X, y, (7, 40))
+    kernel, eps = Kernel("gaussian", sigma), K * eta**1.5
+    D, w, expected, sizes = X[:0], np.zeros(0), np.empty(160), []
+    for start in range(0, 160, b):
+        rows = slice(start, start + b)
+        expected[rows] = kernel(X[rows], D) @ w if len(D) else 0.0
+        new = -(eta / b) * 2 * (expected[rows] - y[rows])
+        D, w = destructive_komp(np.vstack([D, X[rows]]), np.append((1 - eta * lam) * w, new), eps, kernel)
+        sizes.append(len(D))
+    assert 5 < max(sizes) < 80 and min(sizes[5:]) > 3  # KOMP prunes, and keeps a model
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    assert polk.model_size == sizes[-1]
