@@ -414,3 +414,45 @@ def test_polk_is_algorithm_2_with_destructive_komp_from_scratch():
     assert 5 < max(sizes) < 80 and min(sizes[5:]) > 3  # KOMP prunes, and keeps a model
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
     assert polk.model_size == sizes[-1]
+
+
+def test_fsgd_multi_class_is_eqs_17_18_with_the_losses_26_and_28():
+    """FSGD (polk_koppel2019 eqs. (17)-(18), mini-batches of b = 3 with averaged gradients, the docstring's reading)
+    with the multi-class hinge (26) (subgradient +1 at r = argmax_{c≠y} f_c, −1 at y when violated) and the
+    multi-class logistic loss (28) (gradient softmax(f) − e_y), written out. The docstring's choices: the classes
+    grow with the labels, round t predicting argmax_c f_c(x_t) among the classes of y_1..y_{t−1} (0 before any)
+    and taking its loss over those of y_1..y_t; the regulariser is the shrink (1 − ηλ)."""
+    g = np.random.default_rng(7)
+    X = g.uniform(-1, 1, (90, 2))
+    y = np.argmax(X @ g.normal(size=(2, 4)) + 0.3 * g.normal(size=(90, 4)), axis=1).astype(float)
+    y[:5] = [1, 1, 0, 3, 2]  # classes that appear inside the first mini-batches
+    sigma, eta, lam, b = 0.6, 0.8, 0.02, 3
+    kernel = Kernel("gaussian", sigma)
+    for loss in ("multi_hinge", "multi_logistic"):
+        fsgd = LEARNERS.get("fsgd")(2, sigma=sigma, eta=eta, lam=lam, loss=loss, batch=b)
+        got = play_blocks(fsgd, X, y, (5, 1, 40))
+        D, W, pred, losses = X[:0], np.zeros((0, 4)), np.empty(90), np.empty(90)
+        for start in range(0, 90, b):
+            G = []
+            for t in range(start, start + b):
+                f = kernel(X[t : t + 1], D)[0] @ W if len(D) else np.zeros(4)
+                before, label = int(y[:t].max()) + 1 if t else 0, int(y[t])
+                pred[t] = np.argmax(f[:before]) if before else 0.0
+                seen = max(before, label + 1)
+                grad = np.zeros(4)
+                if loss == "multi_hinge":
+                    others = [c for c in range(seen) if c != label]
+                    r = others[int(np.argmax(f[others]))] if others else label
+                    losses[t] = max(0.0, 1 + f[r] - f[label]) if others else 0.0
+                    if losses[t] > 0:
+                        grad[r], grad[label] = 1.0, -1.0
+                else:
+                    p = np.exp(f[:seen] - f[:seen].max()) / np.exp(f[:seen] - f[:seen].max()).sum()
+                    losses[t] = -np.log(p[label])
+                    grad[:seen] = p - np.eye(seen)[label]
+                G.append(grad)
+            D, W = np.vstack([D, X[start : start + b]]), np.vstack([(1 - eta * lam) * W, -(eta / b) * np.array(G)])
+        np.testing.assert_array_equal(got, pred)
+        last = fsgd.recorded["risk"] - fsgd.recorded["penalty"]  # the last block's rounds
+        np.testing.assert_allclose(last, losses[-len(last) :], rtol=1e-9, atol=1e-12)
+        assert len(np.unique(pred)) > 2 and (losses > 0).mean() > 0.2
