@@ -122,7 +122,10 @@ def test_kons_and_sketched_kons_are_ons_in_the_span_of_the_inputs():
     """KONS (sketched_kons_calandriello2017 Algorithm 1, eq. (1)) with the Gaussian kernel is ONS on the coordinates of
     φ(x_t) in the span of the inputs; Sketched-KONS (Algorithm 3) the same ONS whose Ã_t adds η_t g_t g_tᵀ only at
     the rounds its coins keep (lines 10-11, unweighted), the kept rounds taken from the learner. The step is the
-    docstring's η_t = σ = 1/(8C²) (square loss, Theorem 1); C = 0.6 makes the projection act."""
+    docstring's η_t = σ = 1/(8C²) (square loss, Theorem 1); C = 0.6 makes the projection act. The recursion
+    u_{t+1} = ω_t − Ã_t⁻¹g_t is the one okl and this test follow; Lemma 4's b̃_i, read literally, keeps the term ỹ_i
+    (from η g_i g_iᵀω_i) at rounds whose coin failed too, which equals it only when every gradient is kept (on this
+    stream the literal reading moves the predictions by 0.087, a finding: okl's docstring does not say which)."""
     X, y = stream(150, 3)
     sigma, alpha, C = 0.8, 0.5, 0.6
     F = empirical_features(gaussian(X, X, sigma))
