@@ -388,24 +388,30 @@ def destructive_komp(D, w, eps, kernel):
 
 def test_polk_is_algorithm_2_with_destructive_komp_from_scratch():
     """POLK (polk_koppel2019 Algorithm 2) with mini-batches of b = 4 as its docstring states them (every round of
-    mini-batch k predicted by f_k; f̃_{k+1} = (1 − ηλ) f_k − (η/b) Σ_i ℓ'(f_k(x_i), y_i) κ(x_i, ·), eqs. (17)-(18),
-    the square loss), each f̃ pruned by Algorithm 1 (``destructive_komp``) with ε = K η^{3/2} (Table 1). okl's
-    choice of holding a point within 10⁻⁶ of the span instead of appending it does not arise on these points."""
+    mini-batch k predicted by f_k; f̃_{k+1} = (1 − η_kλ) f_k − (η_k/b) Σ_i ℓ'(f_k(x_i), y_i) κ(x_i, ·), eqs. (17)-(18),
+    the square loss), each f̃ pruned by Algorithm 1 (``destructive_komp``) with Table 1's budgets: ε = K η^{3/2} for a
+    constant step, ε_k = K η_k² for η_k = η/k. okl's choice of holding a point within 10⁻⁶ of the span instead of
+    appending it does not arise on these points."""
     X, y = stream(160, 2)
-    sigma, eta, lam, b, K = 0.6, 0.5, 0.01, 4, 0.02
-    polk = LEARNERS.get("polk")(2, sigma=sigma, eta=eta, lam=lam, loss="square", batch=b, K=K)
-    got = play_blocks(polk, X, y, (7, 40))
-    kernel, eps = Kernel("gaussian", sigma), K * eta**1.5
-    D, w, expected, sizes = X[:0], np.zeros(0), np.empty(160), []
-    for start in range(0, 160, b):
-        rows = slice(start, start + b)
-        expected[rows] = kernel(X[rows], D) @ w if len(D) else 0.0
-        new = -(eta / b) * 2 * (expected[rows] - y[rows])
-        D, w = destructive_komp(np.vstack([D, X[rows]]), np.append((1 - eta * lam) * w, new), eps, kernel)
-        sizes.append(len(D))
-    assert 5 < max(sizes) < 80 and min(sizes[5:]) > 3  # KOMP prunes, and keeps a model
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
-    assert polk.model_size == sizes[-1]
+    sigma, lam, b = 0.6, 0.01, 4
+    kernel = Kernel("gaussian", sigma)
+    for diminishing, eta, K in ((False, 0.5, 0.02), (True, 2.0, 0.05)):
+        polk = LEARNERS.get("polk")(
+            2, sigma=sigma, eta=eta, lam=lam, loss="square", batch=b, K=K, diminishing=diminishing
+        )
+        got = play_blocks(polk, X, y, (7, 40))
+        D, w, expected, sizes = X[:0], np.zeros(0), np.empty(160), []
+        for k, start in enumerate(range(0, 160, b), start=1):
+            step = eta / k if diminishing else eta
+            eps = K * step**2 if diminishing else K * step**1.5
+            rows = slice(start, start + b)
+            expected[rows] = kernel(X[rows], D) @ w if len(D) else 0.0
+            new = -(step / b) * 2 * (expected[rows] - y[rows])
+            D, w = destructive_komp(np.vstack([D, X[rows]]), np.append((1 - step * lam) * w, new), eps, kernel)
+            sizes.append(len(D))
+        assert 5 < max(sizes) < 100 and min(sizes[5:]) > 3 and sizes[-1] < 4 * len(sizes)  # KOMP prunes, keeps a model
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+        assert polk.model_size == sizes[-1]
 
 
 def test_fsgd_multi_class_is_eqs_17_18_with_the_losses_26_and_28():
