@@ -93,10 +93,11 @@ def h(z, C):
     return np.sign(z) * max(abs(z) - C, 0.0)
 
 
-def ons(F, y, alpha, C, eta):
+def ons(F, y, alpha, C, eta, slope=lambda f, y: 2 * (f - y)):
     """ONS with the oblique projection on {w : |φ_tᵀw| <= C}, sketched_kons_calandriello2017 Algorithm 1 / eq. (1),
-    on explicit features F (n×j), square loss ℓ' = 2(ŷ − y): u_t = ω_{t−1} − A_{t−1}⁻¹g_{t−1}, ω_t = u_t −
-    h(φ_tᵀu_t)/(φ_tᵀA_{t−1}⁻¹φ_t) A_{t−1}⁻¹φ_t, ŷ_t = φ_tᵀω_t, A_t = A_{t−1} + η g_t g_tᵀ, A_0 = αI."""
+    on explicit features F (n×j): u_t = ω_{t−1} − A_{t−1}⁻¹g_{t−1}, ω_t = u_t − h(φ_tᵀu_t)/(φ_tᵀA_{t−1}⁻¹φ_t)
+    A_{t−1}⁻¹φ_t, ŷ_t = φ_tᵀω_t, g_t = ℓ'(ŷ_t, y_t)φ_t (``slope``: the square loss's by default),
+    A_t = A_{t−1} + η_t g_t g_tᵀ (``eta(t)``, t from 1), A_0 = αI."""
     j = F.shape[1]
     A, omega, g, out = alpha * np.eye(j), np.zeros(j), np.zeros(j), np.empty(len(y))
     for t, phi in enumerate(F):
@@ -104,8 +105,8 @@ def ons(F, y, alpha, C, eta):
         u = omega - A_inv @ g
         omega = u - h(phi @ u, C) / (phi @ A_inv @ phi) * (A_inv @ phi)
         out[t] = phi @ omega
-        g = 2 * (out[t] - y[t]) * phi
-        A = A + eta * np.outer(g, g)
+        g = slope(out[t], y[t]) * phi
+        A = A + eta(t + 1) * np.outer(g, g)
     return out
 
 
@@ -118,15 +119,23 @@ def empirical_features(K):
 
 def test_kons_is_ons_in_the_span_of_the_inputs():
     """KONS (sketched_kons_calandriello2017 Algorithm 1, eq. (1)) with the Gaussian kernel is ONS on the coordinates of
-    φ(x_t) in the span of the inputs (tests/test_dictionary_learners.py checks the linear kernel in R^d). The step
-    is the docstring's η_t = σ = 1/(8C²) (square loss, Theorem 1); C = 0.6 makes the projection act."""
+    φ(x_t) in the span of the inputs (tests/test_dictionary_learners.py checks the linear kernel in R^d), with
+    Theorem 1's steps as the docstring sets them: η_t = σ (1/(8C²) for the square loss, e^{−C} for the logistic,
+    Assumption 2) and η_t = 1/(LC√t) for the hinge (σ = 0, L = 1). C = 0.6 makes the projection act."""
     X, y = stream(150, 3)
+    signs = np.where(y > np.median(y), 1.0, -1.0)
     sigma, alpha, C = 0.8, 0.5, 0.6
     F = empirical_features(gaussian(X, X, sigma))
-    kons = LEARNERS.get("kons")(3, sigma=sigma, alpha=alpha, C=C)
-    expected = ons(F, y, alpha, C, 1 / (8 * C**2))
-    assert np.sum(np.abs(expected) == C) > 10  # projected rounds
-    np.testing.assert_allclose(play_blocks(kons, X, y, (7, 40)), expected, rtol=1e-9, atol=1e-12)
+    cases = (
+        ("square", y, lambda t: 1 / (8 * C**2), lambda f, y: 2 * (f - y)),
+        ("logistic", signs, lambda t: np.exp(-C), lambda f, y: -y / (1 + np.exp(y * f))),
+        ("hinge", signs, lambda t: 1 / (C * np.sqrt(t)), lambda f, y: -y if y * f < 1 else 0.0),
+    )
+    for loss, labels, eta, slope in cases:
+        kons = LEARNERS.get("kons")(3, sigma=sigma, alpha=alpha, C=C, loss=loss)
+        expected = ons(F, labels, alpha, C, eta, slope)
+        assert np.sum(np.abs(expected) == C) > 10  # projected rounds
+        np.testing.assert_allclose(play_blocks(kons, X, labels, (7, 40)), expected, rtol=1e-9, atol=1e-12)
 
 
 def figure_1(X, y, kernel, joined, alpha, C, eta):
