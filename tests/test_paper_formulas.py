@@ -138,8 +138,8 @@ def test_kons_is_ons_in_the_span_of_the_inputs():
         np.testing.assert_allclose(play_blocks(kons, X, labels, (7, 40)), expected, rtol=1e-9, atol=1e-12)
 
 
-def figure_1(X, y, kernel, joined, alpha, C, eta):
-    """PROS-N-KONS, pros_n_kons_calandriello2017 Figure 1, square loss: at round t with z_{t−1} = 1 (x_{t−1} joined
+def figure_1(X, y, kernel, joined, alpha, C, eta, slope):
+    """PROS-N-KONS, pros_n_kons_calandriello2017 Figure 1 (ℓ' = ``slope``): at round t with z_{t−1} = 1 (x_{t−1} joined
     the dictionary, ``joined``) the map is rebuilt, φ̃(x) = Σ⁻¹Uᵀk_I(x) from K_II = UΣ²Uᵀ (lines 5-8), and
     Ã_{t−1} = αI, ω_t = 0 (lines 9-10); otherwise υ_t = ω_{t−1} − Ã_{t−1}⁻¹g̃_{t−1}, ω_t = υ_t −
     h(φ̃_tᵀυ_t)/(φ̃_tᵀÃ_{t−1}⁻¹φ̃_t) Ã_{t−1}⁻¹φ̃_t (lines 12-13); then ŷ_t = φ̃_tᵀω_t, g̃_t = ℓ'(ŷ_t)φ̃_t,
@@ -157,26 +157,35 @@ def figure_1(X, y, kernel, joined, alpha, C, eta):
             upsilon = omega - A_inv @ g
             omega = upsilon - h(phi @ upsilon, C) / (phi @ A_inv @ phi) * (A_inv @ phi)
         out[t] = phi @ omega
-        g = 2 * (out[t] - y[t]) * phi
+        g = slope(out[t], y[t]) * phi
         A = A + eta * np.outer(g, g)
     return out
 
 
 def test_pros_n_kons_and_b_kons_are_figure_1_on_their_kors_dictionaries():
     """pros_n_kons_calandriello2017 Figure 1 (``figure_1``) on the dictionary the learner's KORS drew (its rounds
-    ``kors.index``); B-KONS (§5) the same on a dictionary that stops at J_max = ``budget`` points. The docstring's
-    choices: η = σ = 1/(8C²) (square loss; Figure 1 prints σ_t/2), and the Cholesky basis of the embedding in
-    place of Σ⁻¹Uᵀ (an orthogonal change of basis, under which ONS is invariant: the test uses Σ⁻¹Uᵀ)."""
+    ``kors.index``, drawn again from scratch below); B-KONS (§5) the same on a dictionary that stops at J_max =
+    ``budget`` points. The docstring's choices: η = σ (Figure 1 prints σ_t/2): 1/(8C²) for the square loss, e^{−C}
+    for the logistic; η = 1 for the hinge (σ = 0); and the Cholesky basis of the embedding in place of Σ⁻¹Uᵀ (an
+    orthogonal change of basis, under which ONS is invariant: the test uses Σ⁻¹Uᵀ)."""
     X, y = stream(200, 3)
+    signs = np.where(y > np.median(y), 1.0, -1.0)
     sigma, alpha, C = 0.5, 0.5, 0.6
     kernel = Kernel("gaussian", sigma)
+    cases = (
+        ("square", y, 1 / (8 * C**2), lambda f, y: 2 * (f - y)),
+        ("logistic", signs, np.exp(-C), lambda f, y: -y / (1 + np.exp(y * f))),
+        ("hinge", signs, 1.0, lambda f, y: -y if y * f < 1 else 0.0),
+    )
     for name, extra in (("pros_n_kons", {}), ("b_kons", {"budget": 8})):
-        learner = LEARNERS.get(name)(3, sigma=sigma, alpha=alpha, C=C, gamma=0.5, seed=1, **extra)
-        got = play_blocks(learner, X, y, (7, 40))
-        joined = learner.kors.index
-        assert learner.map.dim == len(joined) > 5  # every point joined a dimension
-        assert name == "pros_n_kons" or len(joined) == 8
-        np.testing.assert_allclose(got, figure_1(X, y, kernel, joined, alpha, C, 1 / (8 * C**2)), rtol=1e-9, atol=1e-12)
+        for loss, labels, eta, slope in cases:
+            learner = LEARNERS.get(name)(3, sigma=sigma, alpha=alpha, C=C, gamma=0.5, seed=1, loss=loss, **extra)
+            got = play_blocks(learner, X, labels, (7, 40))
+            joined = learner.kors.index
+            assert learner.map.dim == len(joined) > 5  # every point joined a dimension
+            assert name == "pros_n_kons" or len(joined) == 8
+            expected = figure_1(X, labels, kernel, joined, alpha, C, eta, slope)
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
 
 def merge(a_m, a_n, k):
