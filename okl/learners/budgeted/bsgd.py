@@ -16,7 +16,11 @@ then, when more than B vectors are kept, budget maintenance (``maintenance``):
   degradation is merged with m.
 
 Step: a constant η (POLK's setting), or η_t = 1/(λt) (Pegasos, the paper's default) when ``eta`` is
-null. Classes grow with the labels seen, as :mod:`okl.learners.budgeted.fsgd`. Per-round diagnostics:
+null. With Pegasos steps every coefficient has the same norm, 1/(λt) (binary) or √2/(λt) (the products of
+(1 − η_s λ) telescope to t_j/t), so "the smallest ||α_j||" is a tie that round-off breaks (a test shows the tie):
+the vector removed or merged is then not defined by the paper, and okl does not pick one by a rule of its own
+(every preset and arm steps with a constant η, where the norms differ). Classes grow with the labels seen, as
+:mod:`okl.learners.budgeted.fsgd`. Per-round diagnostics:
 ``model_size``, ``risk`` = hinge loss + (λ/2)||f||²_H (||f||² updated exactly at each change) and ``penalty``, its
 (λ/2)||f||²_H.
 

@@ -12,7 +12,10 @@ absolute for regression); with η_t = 1/(λt) every coefficient shrinks by 1 −
 w); then, if g_t ≠ 0, x_t joins the budget with α_t = −η_t g_t. When the budget already holds B vectors,
 k-merging (Le et al. §3) first moves the k vectors of smallest |α_i| into the auxiliary space,
 w ← w + Σ α_i z(x_i), and drops them, which keeps their contribution up to the random-feature approximation
-of the kernel instead of losing it (BSGD's removal).
+of the kernel instead of losing it (BSGD's removal). The k smallest are taken in a stable order (the oldest first
+among equal |α_i|); with the hinge loss every |α_i| is 1/(λt) (its |g| is 1 and the shrinks telescope), so which k
+go is a tie that round-off breaks, a choice the paper does not make (the PROS-N-KONS tables' arms use the logistic
+loss).
 
 Choices the paper leaves open, as the authors' released code runs them (github.com/tund/dsgd): k-merging
 with k = 20, D = 200 frequencies; and two choices of ours: a point with g_t = 0 does not join the budget
