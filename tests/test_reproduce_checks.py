@@ -573,6 +573,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pkawv_fig3_adversary", "kernel_awv_search3x20"): {"dataset.starts", "dataset.maxiter"},
     ("pros_n_kons_table1", "kors_batch_sigma8_eq4"): {"learner.sigma", "learner.kors"},
     ("pros_n_kons_table1", "pros_n_kons_eta_half"): {"learner.eta"},
+    ("pros_n_kons_table1", "con_kons_eta_half"): {"learner.eta"},
     ("pros_n_kons_table1", "fogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "nogd_eta0.1"): {"learner.eta"},
     ("pros_n_kons_table1", "fogd_code"): {"learner.D", "learner.sigma", "learner.eta", "learner.epsilon"},
