@@ -20,6 +20,7 @@ and non-finite values), so a damaged cache (a flipped bit) is named before any r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
@@ -28,6 +29,7 @@ import mmap
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,9 +171,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     if current(directory, spec, part):
         return directory
     try:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path(directory), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with parse_lock(directory):
             if current(directory, spec, part):  # another process built it while this one waited
                 return directory
             return _parse(spec, part, target, directory, data, mirror, allow_download)
@@ -191,6 +191,16 @@ def expected_rows(spec: Spec, part: str) -> int | None:
 def lock_path(directory: Path) -> Path:
     """The lock file of a cache directory: beside the dataset's files, not among its caches."""
     return directory.parent.parent / f".{directory.name}.lock"
+
+
+@contextlib.contextmanager
+def parse_lock(directory: Path) -> Iterator[None]:
+    """Hold the lock of the cache ``directory`` (:func:`lock_path`; OSError when the data directory refuses it):
+    processes that need the same cache at once take turns, and each looks for it again once it has the lock."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path(directory), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _parse(
