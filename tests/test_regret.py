@@ -168,6 +168,32 @@ def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, res
         assert manifest.analyses["regret"]["comparator"] == "oracle_prefix"
 
 
+def test_okl_regret_leaves_a_run_another_live_process_holds(okl_run, results_root, capsys):
+    """okl-regret wrote a run's parts without its lock: scoring a timed-out run that an okl-run was resuming (a
+    larger timeout_s) ended in pyarrow's traceback, the run complete with a regret column in its first parts only
+    and no regret entry. It holds the run's lock as it scores, and a run another live process holds is one line."""
+    import json
+    import os
+
+    from okl.store.lock import identity
+    from okl.system import process_start
+
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0
+    run = only_run(results_root)
+    live = {**identity(), "pid": os.getppid(), "start": process_start(os.getppid())}  # a live process, not us
+    run.lock_path.write_text(json.dumps(live))
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert f"is held by process {os.getppid()} on {live['host']}, which plays it" in err
+    assert "regret" not in run.manifest().analyses and run.rounds(["regret"])["regret"].null_count == 200
+    run.lock_path.unlink()
+    regret_main([str(run.path)])
+    assert "regret" in run.manifest().analyses and run.rounds(["regret"])["regret"].null_count == 0
+    assert not run.lock_path.exists()  # released
+
+
 def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
     code, _, err = okl_run("dataset=synthetic", "dataset.task=binary", "comparator=krr", "n=50")
     assert code == 2 and "regression" in err and len(err.strip().splitlines()) == 1
