@@ -91,7 +91,7 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
             f"comparator {comparator.name!r} scores the square loss of regression streams; "
             f"run {str(run.path)!r} is {manifest.task}"
         )
-    status = run.status(manifest)
+    status = "stopped" if manifest.status == "running" else manifest.status  # its caller holds the run's lock
     if status not in FINISHED:
         raise DataError(
             f"run {str(run.path)!r} is {status}, not finished: run its okl-run command again to finish it, then "
