@@ -177,7 +177,7 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     m = only_run(results_root).manifest()
     assert m.status == "failed" and "non-finite loss" in m.error
     assert f"at round {m.rounds + 1:,}," in err  # every round before the bad one is kept
-    df = results.load()
+    df = results.load(status=None)  # a failed run: not among the finished
     assert len(df) == m.rounds > 0 and np.isfinite(df.cum_loss).all()
 
 
@@ -347,9 +347,10 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
+    assert err.endswith("okl-run: interrupted; the rounds played so far are saved (the same command resumes)\n")
     m = only_run(tmp_path).manifest()
     assert m.status == status and m.rounds >= 1000
-    df = results.load(tmp_path)
+    df = results.load(tmp_path, status=None)  # an interrupted run: not among the finished
     np.testing.assert_array_equal(df.t, np.arange(1, m.rounds + 1))
 
 
@@ -362,7 +363,7 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     m = run_dir.manifest()
     assert m.status == "running" and m.rounds == 500 * len(m.parts) >= 1000
     assert set(results.runs(tmp_path).status) == {"stopped"}  # not "running": its process is gone
-    df = results.load(tmp_path)
+    df = results.load(tmp_path, status=None)  # a killed run: not among the finished
     assert len(df) >= m.rounds  # a part closed after the manifest was read may add rows
     np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))
 
@@ -443,7 +444,7 @@ def test_file_system_errors_are_one_line_and_a_full_disk_leaves_a_failed_manifes
     assert code == 2 and err.count("\n") == 1 and "No space left on device" in err
     m = only_run(results_root).manifest()
     assert m.status == "failed" and "No space left on device" in m.error and m.rounds >= 1000
-    np.testing.assert_array_equal(results.load(results_root).t, np.arange(1, m.rounds + 1))  # two parts
+    np.testing.assert_array_equal(results.load(results_root, status=None).t, np.arange(1, m.rounds + 1))  # two parts
     too_long = OSError(36, "File name too long", "x.csv")
     monkeypatch.setattr("okl.config.plan", lambda *a, **k: (_ for _ in ()).throw(too_long))
     code, _, err = okl_run(*FAST)  # an OSError elsewhere is not the results root's: the file and what the system said
