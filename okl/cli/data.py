@@ -136,20 +136,14 @@ def _fetch(specs, data, mirror) -> int:
 
 def _fetch_one(spec, data, mirror) -> None:
     """The parts of one dataset (:func:`_fetch`)."""
-    import shutil
-
     from okl.data import cache
-    from okl.errors import DataError
 
     for part in spec.parts:
         start = time.perf_counter()
         directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
-        try:
-            cache.check_content(directory, cache.read_meta(directory))
-        except DataError as exc:
-            print(f"{spec.name}/{part.name}: {exc.args[0].partition(': remove')[0]}: parsed again")
-            shutil.rmtree(directory)
-            directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
+        if damaged := cache.remove_damaged(directory):
+            print(f"{spec.name}/{part.name}: {damaged.partition(': remove')[0]}: parsed again")
+        directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)  # (current: at once)
         meta = cache.read_meta(directory)
         files = ", ".join(
             f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]

@@ -316,6 +316,22 @@ def check_content(directory: Path, meta: dict, found: dict[str, str] | None = No
             )
 
 
+def remove_damaged(directory: Path) -> str | None:
+    """Remove the cache at ``directory`` if its arrays are not the bytes that were parsed (:func:`check_content`);
+    returns why, or None when it is sound or gone. Under the cache's lock (:func:`parse_lock`): two ``okl-data fetch``
+    of a damaged cache at once each removed it, one while the other hashed it or parsed it again (a traceback)."""
+    with parse_lock(directory):
+        meta = read_meta(directory)
+        if meta is None:  # gone (another process removed it): the caller parses it again
+            return None
+        try:
+            check_content(directory, meta)
+        except DataError as exc:
+            shutil.rmtree(directory, ignore_errors=True)
+            return str(exc)
+    return None
+
+
 def wrong_size(directory: Path, meta: dict) -> str:
     """What is wrong with the sizes of a cache's x.bin and y.bin against its meta (rows × d of its dtypes): ``""``
     when both are right, else the first's path and sizes (a copy cut short, a file deleted)."""
