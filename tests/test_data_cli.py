@@ -127,6 +127,23 @@ def test_fetches_of_a_damaged_cache_at_once_parse_it_again_once(okl_data, no_dat
     assert okl_data("verify", "susy")[0] == 0
 
 
+def test_verify_checks_your_files_caches_too(okl_data, no_data, tmp_path):
+    """okl-data verify checked the catalog's caches only: with your files' caches alone on disk it said "nothing to
+    verify" (exit 2), and a damaged one was never reported."""
+    from okl.datasets import from_file
+
+    path = tmp_path / "mine.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i / 10}\n" for i in range(50)))
+    from_file(path, target="y")
+    code, out, _ = okl_data("verify")
+    assert code == 0 and f"your file {path}: cache " in out and ": ok (50 rows)" in out
+    (x,) = (no_data / "file" / "cache").glob("*/x.bin")
+    x.write_bytes(bytes([x.read_bytes()[0] ^ 1]) + x.read_bytes()[1:])
+    code, out, _ = okl_data("verify")
+    assert code == 1 and "BROKEN" in out and "its content changed since it was parsed" in out
+    assert okl_data("verify", "casp")[0] == 2  # a dataset named: that dataset's files only
+
+
 def test_the_offline_message_names_the_mirrors_file_and_a_missing_mirror_is_said(okl_data, okl_run, no_data, tmp_path):
     """cpusmall's first source is LIBSVM's file, which the mirror does not hold: the message named
     cpusmall/cpusmall; and a --mirror that is no folder was listed as the mirror, silently."""
