@@ -207,9 +207,14 @@ def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
 
 
 def test_krr_too_large_for_memory_says_what_to_use(monkeypatch):
+    """The matrix may take half the available memory: one that took more than half said "needs 11.9 GiB but 20.2 GiB are
+    available", refusing it for no reason it gave."""
     monkeypatch.setattr("okl.system.available_memory", lambda: 1000)
     X, y = random_sequence(n=50)
     with pytest.raises(Exception, match="nystrom_krr"):
+        COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
+    monkeypatch.setattr("okl.system.available_memory", lambda: 30_000)  # the 50×50 matrix's 20,000 bytes fit, not twice
+    with pytest.raises(Exception, match="the 50×50 kernel matrix .*, more than half the .* available"):
         COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
 
 
