@@ -194,6 +194,25 @@ def test_okl_regret_leaves_a_run_another_live_process_holds(okl_run, results_roo
     assert not run.lock_path.exists()  # released
 
 
+def test_the_regret_column_does_not_depend_on_the_environments_blas_threads(okl_run, tmp_path, monkeypatch, capsys):
+    """The rounds ran on one BLAS thread, the post-run regret and okl-regret on as many as OPENBLAS_NUM_THREADS said:
+    the same config and seed gave regret columns that differed in their last bits from one shell to another."""
+    import threadpoolctl
+
+    def regret(root, threads):
+        monkeypatch.setenv("OKL_RESULTS", str(root))
+        with threadpoolctl.threadpool_limits(threads):  # as a shell with OPENBLAS_NUM_THREADS=threads
+            assert okl_run("learner=fogd", "n=2000", "comparator=krr", "progress=false")[0] == 0
+            column = only_run(root).rounds(["regret"])["regret"].to_numpy()
+            regret_main([str(only_run(root).path), "--lam", "0.5"])
+        return column, only_run(root).rounds(["regret"])["regret"].to_numpy()
+
+    one, two = regret(tmp_path / "one", 1), regret(tmp_path / "two", 2)
+    capsys.readouterr()
+    np.testing.assert_array_equal(one[0], two[0])  # okl-run's
+    np.testing.assert_array_equal(one[1], two[1])  # okl-regret's
+
+
 def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
     code, _, err = okl_run("dataset=synthetic", "dataset.task=binary", "comparator=krr", "n=50")
     assert code == 2 and "regression" in err and len(err.strip().splitlines()) == 1

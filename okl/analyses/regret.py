@@ -26,6 +26,7 @@ from okl.learners import Learner
 from okl.registry import identity
 from okl.regret.base import Comparator
 from okl.store import FINISHED, Cache, Manifest, RegretEntry, RunDir, digest
+from okl.system import blas_limited
 
 KEY = "regret"
 
@@ -66,7 +67,8 @@ def score_run(run: RunDir, comparator: Comparator) -> dict[str, Any]:
                     f"run {str(run.path)!r} is held by {owner}, which plays it or computes its analyses: score it "
                     f"once that process has finished"
                 )
-            result = entry(run, comparator)
+            with blas_limited():  # as okl-run scores it (the column's bits depend on BLAS's threads)
+                result = entry(run, comparator)
             run.record(**{KEY: result})
             return result
     except OSError as exc:  # a results root this user cannot write: the column and run.json are written in place
