@@ -106,6 +106,26 @@ def test_complete_runs_are_skipped_and_overwrite_redoes_them(okl_run, results_ro
     assert code == 0 and "already complete" not in out
 
 
+def test_a_ctrl_c_as_an_overwrite_starts_leaves_no_complete_run_without_its_rounds(okl_run, results_root, monkeypatch):
+    """sink.overwrite=true cleared a complete run's parts, then wrote its new manifest: a Ctrl-C (or a kill) in between
+    left run.json saying complete over no parts, so the next okl-run skipped it as done and results.load refused it."""
+    from okl.store import RunDir
+
+    assert okl_run(*FAST, "sink.part_rows=1000")[0] == 0
+    clear = RunDir.clear
+
+    def clear_then_ctrl_c(self):
+        clear(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "clear", clear_then_ctrl_c)
+    assert okl_run(*FAST, "sink.part_rows=1000", "sink.overwrite=true")[0] == 130
+    monkeypatch.setattr(RunDir, "clear", clear)
+    assert only_run(results_root).manifest().status != "complete" and results.load().empty
+    code, out, _ = okl_run(*FAST, "sink.part_rows=1000")
+    assert code == 0 and "already complete" not in out and len(results.load()) == 3000
+
+
 def test_sweep_writes_one_directory_per_run(okl_run, results_root):
     code, out, err = okl_run("-m", "learner=pkrr_taylor,fogd", "seed=0,1", *FAST)
     assert code == 0, err
