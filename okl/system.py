@@ -33,6 +33,19 @@ def pin_blas_threads() -> None:
         os.environ.setdefault(var, threads)
 
 
+def blas_threads() -> int:
+    """The BLAS threads of okl's numerical work: ``OKL_BLAS_THREADS``, else 1."""
+    return int(os.environ.get("OKL_BLAS_THREADS", "1"))
+
+
+def blas_limited():
+    """A context in which the BLAS pools run :func:`blas_threads` threads, whatever the environment's
+    ``OPENBLAS_NUM_THREADS`` (which :func:`pin_blas_threads` leaves as the user set it): a run's rounds, its post-run
+    analyses and okl-regret's scores, whose bits depend on the threads (a regret column of a shell with
+    OPENBLAS_NUM_THREADS=2 differed from one's of 1 in its last bits)."""
+    return blas().limit(limits=blas_threads())
+
+
 @functools.cache
 def blas() -> ThreadpoolController:
     """The BLAS/OpenMP thread pools of this process (threadpoolctl), inspected once: a run limits them with

@@ -106,6 +106,26 @@ def test_complete_runs_are_skipped_and_overwrite_redoes_them(okl_run, results_ro
     assert code == 0 and "already complete" not in out
 
 
+def test_a_ctrl_c_as_an_overwrite_starts_leaves_no_complete_run_without_its_rounds(okl_run, results_root, monkeypatch):
+    """sink.overwrite=true cleared a complete run's parts, then wrote its new manifest: a Ctrl-C (or a kill) in between
+    left run.json saying complete over no parts, so the next okl-run skipped it as done and results.load refused it."""
+    from okl.store import RunDir
+
+    assert okl_run(*FAST, "sink.part_rows=1000")[0] == 0
+    clear = RunDir.clear
+
+    def clear_then_ctrl_c(self):
+        clear(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "clear", clear_then_ctrl_c)
+    assert okl_run(*FAST, "sink.part_rows=1000", "sink.overwrite=true")[0] == 130
+    monkeypatch.setattr(RunDir, "clear", clear)
+    assert only_run(results_root).manifest().status != "complete" and results.load().empty
+    code, out, _ = okl_run(*FAST, "sink.part_rows=1000")
+    assert code == 0 and "already complete" not in out and len(results.load()) == 3000
+
+
 def test_sweep_writes_one_directory_per_run(okl_run, results_root):
     code, out, err = okl_run("-m", "learner=pkrr_taylor,fogd", "seed=0,1", *FAST)
     assert code == 0, err
@@ -177,7 +197,7 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     m = only_run(results_root).manifest()
     assert m.status == "failed" and "non-finite loss" in m.error
     assert f"at round {m.rounds + 1:,}," in err  # every round before the bad one is kept
-    df = results.load(status=None)
+    df = results.load(status=None)  # a failed run: not among the finished
     assert len(df) == m.rounds > 0 and np.isfinite(df.cum_loss).all()
 
 
@@ -347,9 +367,10 @@ def test_interrupted_run_saves_finished_rounds(tmp_path, sig, status, code):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and "interrupted" in err and "Traceback" not in err
+    assert err.endswith("okl-run: interrupted; the rounds played so far are saved (the same command resumes)\n")
     m = only_run(tmp_path).manifest()
     assert m.status == status and m.rounds >= 1000
-    df = results.load(tmp_path, status=None)
+    df = results.load(tmp_path, status=None)  # an interrupted run: not among the finished
     np.testing.assert_array_equal(df.t, np.arange(1, m.rounds + 1))
 
 
@@ -362,7 +383,7 @@ def test_killed_run_keeps_its_closed_parts_readable(tmp_path):
     m = run_dir.manifest()
     assert m.status == "running" and m.rounds == 500 * len(m.parts) >= 1000
     assert set(results.runs(tmp_path).status) == {"stopped"}  # not "running": its process is gone
-    df = results.load(tmp_path, status=None)
+    df = results.load(tmp_path, status=None)  # a killed run: not among the finished
     assert len(df) >= m.rounds  # a part closed after the manifest was read may add rows
     np.testing.assert_array_equal(df.t, np.arange(1, len(df) + 1))
 

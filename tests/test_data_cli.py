@@ -4,6 +4,8 @@ import gzip
 import hashlib
 import json
 import lzma
+import multiprocessing
+import time
 
 import pytest
 
@@ -81,6 +83,65 @@ def test_fetch_parses_a_damaged_cache_again(okl_data, okl_run, no_data, monkeypa
     assert code == 0 and "susy/all: " in out and "x.bin: its content changed since it was parsed" in out
     assert "parsed again" in out and x.read_bytes() == intact
     assert okl_run("dataset=susy", "progress=false", "n=10")[0] == 0
+
+
+def _fetch_at_once(start, out) -> None:
+    """``okl-data fetch susy`` when every racer is ready; it says how it ended. Hashing a cache takes a while here, as
+    a large one does, so that the racers' checks overlap."""
+    from okl.cli.data import main
+    from okl.data import cache
+
+    hashed = cache.arrays_sha256
+
+    def slow(directory):
+        time.sleep(0.2)
+        return hashed(directory)
+
+    cache.arrays_sha256 = slow
+    start.wait(timeout=20)
+    try:
+        main(["fetch", "susy"])
+    except SystemExit as exc:
+        out.put(exc.code)
+    except BaseException as exc:  # noqa: BLE001 (reported to the test)
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_fetches_of_a_damaged_cache_at_once_parse_it_again_once(okl_data, no_data, monkeypatch):
+    """Two okl-data fetch of a damaged cache at once each removed it, one while the other hashed it or parsed it again
+    (FileNotFoundError's traceback). The check and the removal are under the cache's lock."""
+    write_susy(no_data, monkeypatch)
+    assert okl_data("fetch", "susy")[0] == 0
+    x = no_data / "susy" / "cache" / "all-v2" / "x.bin"
+    intact = x.read_bytes()
+    x.write_bytes(intact[:100] + bytes([intact[100] ^ 1]) + intact[101:])
+    context = multiprocessing.get_context("fork")
+    start, out = context.Barrier(3), context.Queue()
+    racers = [context.Process(target=_fetch_at_once, args=(start, out)) for _ in range(3)]
+    for racer in racers:
+        racer.start()
+    got = [out.get(timeout=60) for _ in racers]
+    for racer in racers:
+        racer.join(timeout=20)
+    assert got == [0, 0, 0] and x.read_bytes() == intact
+    assert okl_data("verify", "susy")[0] == 0
+
+
+def test_verify_checks_your_files_caches_too(okl_data, no_data, tmp_path):
+    """okl-data verify checked the catalog's caches only: with your files' caches alone on disk it said "nothing to
+    verify" (exit 2), and a damaged one was never reported."""
+    from okl.datasets import from_file
+
+    path = tmp_path / "mine.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i / 10}\n" for i in range(50)))
+    from_file(path, target="y")
+    code, out, _ = okl_data("verify")
+    assert code == 0 and f"your file {path}: cache " in out and ": ok (50 rows)" in out
+    (x,) = (no_data / "file" / "cache").glob("*/x.bin")
+    x.write_bytes(bytes([x.read_bytes()[0] ^ 1]) + x.read_bytes()[1:])
+    code, out, _ = okl_data("verify")
+    assert code == 1 and "BROKEN" in out and "its content changed since it was parsed" in out
+    assert okl_data("verify", "casp")[0] == 2  # a dataset named: that dataset's files only
 
 
 def test_the_offline_message_names_the_mirrors_file_and_a_missing_mirror_is_said(okl_data, okl_run, no_data, tmp_path):

@@ -168,6 +168,51 @@ def test_okl_regret_scores_a_finished_run_and_reuses_the_comparator(okl_run, res
         assert manifest.analyses["regret"]["comparator"] == "oracle_prefix"
 
 
+def test_okl_regret_leaves_a_run_another_live_process_holds(okl_run, results_root, capsys):
+    """okl-regret wrote a run's parts without its lock: scoring a timed-out run that an okl-run was resuming (a
+    larger timeout_s) ended in pyarrow's traceback, the run complete with a regret column in its first parts only
+    and no regret entry. It holds the run's lock as it scores, and a run another live process holds is one line."""
+    import json
+    import os
+
+    from okl.store.lock import identity
+    from okl.system import process_start
+
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0
+    run = only_run(results_root)
+    live = {**identity(), "pid": os.getppid(), "start": process_start(os.getppid())}  # a live process, not us
+    run.lock_path.write_text(json.dumps(live))
+    with pytest.raises(SystemExit) as exc:
+        regret_main([str(run.path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert f"is held by process {os.getppid()} on {live['host']}, which plays it" in err
+    assert "regret" not in run.manifest().analyses and run.rounds(["regret"])["regret"].null_count == 200
+    run.lock_path.unlink()
+    regret_main([str(run.path)])
+    assert "regret" in run.manifest().analyses and run.rounds(["regret"])["regret"].null_count == 0
+    assert not run.lock_path.exists()  # released
+
+
+def test_the_regret_column_does_not_depend_on_the_environments_blas_threads(okl_run, tmp_path, monkeypatch, capsys):
+    """The rounds ran on one BLAS thread, the post-run regret and okl-regret on as many as OPENBLAS_NUM_THREADS said:
+    the same config and seed gave regret columns that differed in their last bits from one shell to another."""
+    import threadpoolctl
+
+    def regret(root, threads):
+        monkeypatch.setenv("OKL_RESULTS", str(root))
+        with threadpoolctl.threadpool_limits(threads):  # as a shell with OPENBLAS_NUM_THREADS=threads
+            assert okl_run("learner=fogd", "n=2000", "comparator=krr", "progress=false")[0] == 0
+            column = only_run(root).rounds(["regret"])["regret"].to_numpy()
+            regret_main([str(only_run(root).path), "--lam", "0.5"])
+        return column, only_run(root).rounds(["regret"])["regret"].to_numpy()
+
+    one, two = regret(tmp_path / "one", 1), regret(tmp_path / "two", 2)
+    capsys.readouterr()
+    np.testing.assert_array_equal(one[0], two[0])  # okl-run's
+    np.testing.assert_array_equal(one[1], two[1])  # okl-regret's
+
+
 def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
     code, _, err = okl_run("dataset=synthetic", "dataset.task=binary", "comparator=krr", "n=50")
     assert code == 2 and "regression" in err and len(err.strip().splitlines()) == 1
@@ -181,9 +226,14 @@ def test_comparator_errors_are_one_line(okl_run, tmp_path, capsys):
 
 
 def test_krr_too_large_for_memory_says_what_to_use(monkeypatch):
+    """The matrix may take half the available memory: one that took more than half said "needs 11.9 GiB but 20.2 GiB are
+    available", refusing it for no reason it gave."""
     monkeypatch.setattr("okl.system.available_memory", lambda: 1000)
     X, y = random_sequence(n=50)
     with pytest.raises(Exception, match="nystrom_krr"):
+        COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
+    monkeypatch.setattr("okl.system.available_memory", lambda: 30_000)  # the 50×50 matrix's 20,000 bytes fit, not twice
+    with pytest.raises(Exception, match="the 50×50 kernel matrix .*, more than half the .* available"):
         COMPARATORS.get("krr")(sigma=1.0, lam=LAM).losses(X, y)
 
 

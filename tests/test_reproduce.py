@@ -207,6 +207,22 @@ def test_a_report_holding_other_artefacts_is_never_cut_down_to_the_ones_drawn_he
     assert report.target(None, Path("BENCHMARKS.md"), out, ["bench_polk", "bench_casp"], catalog.BENCH)[1] == ""
 
 
+def test_a_section_cut_short_is_left_out_of_the_report_not_a_traceback(results_root, tmp_path, capsys):
+    """A section's summary was written in place after its text: one cut short (a Ctrl-C as it was written) or not
+    written yet (another okl-reproduce drawing into the same folder) was json's or the file system's traceback in
+    every okl-reproduce after. Sections are written whole, the summary first, and one not whole is left out."""
+    out = tmp_path / "figures"
+    assert reproduce(capsys, "pkawv_taylor_convergence", "--smoke", "--out", str(out))[0] == 0
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+    (out / "raker_fig1_synthetic.md").write_text("## raker_fig1_synthetic: half\n")
+    (out / "raker_fig1_synthetic.json").write_text('{"runs": 3, "comp')  # cut short
+    (out / "polk_fig2_multidist.md").write_text("## polk_fig2_multidist: no summary yet\n")
+    code, stdout, err = reproduce(capsys, "pkawv_taylor_convergence", "--smoke", "--no-run", "--out", str(out))
+    assert code == 0 and "Traceback" not in err
+    text = (out / "REPRODUCTION.md").read_text()
+    assert "## pkawv_taylor_convergence:" in text and "half" not in text and "no summary yet" not in text
+
+
 def test_no_run_draws_nothing_new_and_says_what_is_missing(results_root, tmp_path, capsys):
     code, stdout, _ = reproduce(capsys, "polk_fig4_multidist", "--smoke", "--no-run", "--out", str(tmp_path))
     assert code == 1 and "2 of 2 runs missing (--no-run: not played)" in stdout

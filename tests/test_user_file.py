@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 import shutil
+import time
 
 import numpy as np
 import pandas as pd
@@ -229,6 +231,42 @@ def test_a_csv_cache_parsed_by_the_code_before_the_header_fix_is_parsed_again(tm
     (old / "meta.json").write_text(json.dumps({**meta, "features": ['"price', ' usd"']}))
     assert from_file(path, target="y").features == ["price, usd", "b"]
     assert fresh.is_dir()
+
+
+def _parse_at_once(path, start, out) -> None:
+    """A process that parses ``path`` into the data directory when every racer is ready; it says what it got. Removing
+    a cache folder takes a while here, as on a slow disk, so that the racers' parses overlap where it matters."""
+    from okl.datasets import user_file
+
+    def slow_rmtree(folder, *args, **kwargs):
+        shutil.rmtree(folder, *args, **kwargs)
+        if ".tmp" not in str(folder):
+            time.sleep(0.3)
+
+    user_file.shutil = type("slow", (), {"rmtree": staticmethod(slow_rmtree)})
+    start.wait(timeout=20)
+    try:
+        out.put(("ok", len(stream_of(path, target="y")[2])))
+    except Exception as exc:  # noqa: BLE001 (reported to the test)
+        out.put((type(exc).__name__, str(exc)))
+
+
+def test_processes_parsing_one_new_file_at_once_share_its_cache(tmp_path, no_data):
+    """Two okl-run of a new file at once: each parsed it and installed its cache by removing the one there, so one
+    removed the other's as it read it (a TypeError) or could not install its own ("cannot write the parsed cache").
+    They take turns on the cache's lock: the first parses, the others read its cache."""
+    path = write(tmp_path / "data.csv", "csv")
+    context = multiprocessing.get_context("fork")
+    start, out = context.Barrier(3), context.Queue()
+    racers = [context.Process(target=_parse_at_once, args=(path, start, out)) for _ in range(3)]
+    for racer in racers:
+        racer.start()
+    got = [out.get(timeout=60) for _ in racers]
+    for racer in racers:
+        racer.join(timeout=20)
+    assert got == [("ok", len(Y))] * 3
+    (left,) = (no_data / "file" / "cache").iterdir()  # one cache, no half-written one
+    assert ".tmp" not in left.name
 
 
 def test_errors_from_python_name_its_keywords(tmp_path, no_data):

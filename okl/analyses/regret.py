@@ -21,11 +21,12 @@ import numpy as np
 from okl.analyses.base import Analysis
 from okl.config import Plan
 from okl.datasets import DATASETS
-from okl.errors import ConfigError, DataError
+from okl.errors import ConfigError, DataError, ResourceError
 from okl.learners import Learner
 from okl.registry import identity
 from okl.regret.base import Comparator
 from okl.store import FINISHED, Cache, Manifest, RegretEntry, RunDir, digest
+from okl.system import blas_limited
 
 KEY = "regret"
 
@@ -53,10 +54,32 @@ class Regret(Analysis):
 
 
 def score_run(run: RunDir, comparator: Comparator) -> dict[str, Any]:
-    """Fill ``regret`` in ``run`` and record the manifest's entry; return it (``okl-regret``)."""
-    result = entry(run, comparator)
-    run.record(**{KEY: result})
-    return result
+    """Fill ``regret`` in ``run`` and record the manifest's entry; return it (``okl-regret``). The run's lock is held
+    meanwhile, as its runner holds it: an okl-run resuming the run (a timed-out run given a larger ``timeout_s``) or
+    computing its post-run analyses rewrote its parts and manifest under the scoring (pyarrow's traceback, and a run
+    left with a regret column in its first parts only and no regret entry)."""
+    if run.manifest() is None:
+        raise ConfigError(no_run(run))
+    try:
+        with run.claim() as owner:
+            if owner is not None:
+                raise DataError(
+                    f"run {str(run.path)!r} is held by {owner}, which plays it or computes its analyses: score it "
+                    f"once that process has finished"
+                )
+            with blas_limited():  # as okl-run scores it (the column's bits depend on BLAS's threads)
+                result = entry(run, comparator)
+            run.record(**{KEY: result})
+            return result
+    except OSError as exc:  # a results root this user cannot write: the column and run.json are written in place
+        raise ResourceError(
+            f"cannot write {exc.filename or run.path}: {exc.strerror or exc}; okl-regret writes the regret column into "
+            f"the run's parts and run.json: score a copy of the run that you can write"
+        ) from None
+
+
+def no_run(run: RunDir) -> str:
+    return f"no run at {str(run.path)!r}: give a run directory (one holding run.json)"
 
 
 def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> dict[str, Any]:
@@ -64,13 +87,13 @@ def entry(run: RunDir, comparator: Comparator, X: np.ndarray | None = None) -> d
     the rounds played (else recorded or rebuilt)."""
     manifest = run.manifest()
     if manifest is None:
-        raise ConfigError(f"no run at {str(run.path)!r}: give a run directory (one holding run.json)")
+        raise ConfigError(no_run(run))
     if manifest.task != "regression":
         raise ConfigError(
             f"comparator {comparator.name!r} scores the square loss of regression streams; "
             f"run {str(run.path)!r} is {manifest.task}"
         )
-    status = run.status(manifest)
+    status = "stopped" if manifest.status == "running" else manifest.status  # its caller holds the run's lock
     if status not in FINISHED:
         raise DataError(
             f"run {str(run.path)!r} is {status}, not finished: run its okl-run command again to finish it, then "

@@ -52,8 +52,10 @@ def main(argv: list[str] | None = None) -> None:
         specs = [SPECS[n] for n in names] if names else list(SPECS.values())
         if args.command == "clean":
             code = _clean(data, args.files, args.dry_run)
+        elif args.command == "verify":  # without names, your files' caches too
+            code = _verify(specs, data, mirror, files=not names)
         else:
-            code = {"list": _list, "fetch": _fetch, "verify": _verify}[args.command](specs, data, mirror)
+            code = {"list": _list, "fetch": _fetch}[args.command](specs, data, mirror)
     except OklError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -136,20 +138,14 @@ def _fetch(specs, data, mirror) -> int:
 
 def _fetch_one(spec, data, mirror) -> None:
     """The parts of one dataset (:func:`_fetch`)."""
-    import shutil
-
     from okl.data import cache
-    from okl.errors import DataError
 
     for part in spec.parts:
         start = time.perf_counter()
         directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
-        try:
-            cache.check_content(directory, cache.read_meta(directory))
-        except DataError as exc:
-            print(f"{spec.name}/{part.name}: {exc.args[0].partition(': remove')[0]}: parsed again")
-            shutil.rmtree(directory)
-            directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)
+        if damaged := cache.remove_damaged(directory):
+            print(f"{spec.name}/{part.name}: {damaged.partition(': remove')[0]}: parsed again")
+        directory = cache.build(spec, part.name, None, data, mirror, allow_download=True)  # (current: at once)
         meta = cache.read_meta(directory)
         files = ", ".join(
             f"{f['path']} ({'sha256 ok' if f['checked'] else 'no published sha256'})" for f in meta["files"]
@@ -160,9 +156,13 @@ def _fetch_one(spec, data, mirror) -> None:
         )
 
 
-def _verify(specs, data, mirror) -> int:
+def _verify(specs, data, mirror, files: bool = False) -> int:
+    """Each raw file re-hashed, each cache's arrays checked (:func:`_verify_cache`); ``files``: your files' caches too
+    (``okl-data verify`` without names: they were never checked, and a data directory holding only them had nothing to
+    verify)."""
     from okl.data import cache
     from okl.data.sources import content_sha256, find, in_mirror
+    from okl.datasets import user_file
     from okl.errors import OklError
 
     bad, checked = 0, 0
@@ -190,14 +190,12 @@ def _verify(specs, data, mirror) -> int:
                     print(f"{spec.name}/{part.name}: {located.path}: {verdict}")
             for directory in cache.cache_dirs(data, spec, part.name):
                 checked += 1
-                meta = cache.read_meta(directory)
-                try:
-                    cache.CachedPart(directory, meta)
-                    cache.check_content(directory, meta)
-                    verdict = f"ok ({meta['rows']:,} rows)"
-                except Exception as exc:  # a truncated or foreign cache: report it, keep checking
-                    verdict, bad = f"BROKEN: {exc}", bad + 1
-                print(f"{spec.name}/{part.name}: cache {directory}: {verdict}")
+                bad += not _verify_cache(f"{spec.name}/{part.name}", directory)
+    yours = user_file.caches(data) if files else []
+    for directory in yours:
+        checked += 1
+        source = ((cache.read_meta(directory) or {}).get("files") or [{}])[0].get("path", "?")
+        bad += not _verify_cache(f"your file {source}", directory)
     if not checked:
         what = specs[0].name if len(specs) == 1 else f"any of the {len(specs)} datasets"
         raise OklError(
@@ -206,3 +204,21 @@ def _verify(specs, data, mirror) -> int:
         )
     print(f"all verified ({checked} files and caches)" if not bad else f"{bad} problem(s) found")
     return 1 if bad else 0
+
+
+def _verify_cache(label: str, directory) -> bool:
+    """Print whether a cache's arrays are the bytes parsed (their size and sha256); False when they are not."""
+    from okl.data import cache
+
+    meta = cache.read_meta(directory)
+    try:
+        if meta is None:
+            raise ValueError(f"its meta.json is missing or unreadable: remove {directory} and it is parsed again")
+        cache.CachedPart(directory, meta)
+        cache.check_content(directory, meta)
+        verdict = f"ok ({meta['rows']:,} rows)"
+    except Exception as exc:  # noqa: BLE001 (a truncated or foreign cache: report it, keep checking)
+        print(f"{label}: cache {directory}: BROKEN: {exc}")
+        return False
+    print(f"{label}: cache {directory}: {verdict}")
+    return True

@@ -46,7 +46,7 @@ def main() -> None:
         with main_reads_files_once():
             hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
     except KeyboardInterrupt as exc:
-        print(f"{PROG}: interrupted; the rounds played so far are saved", file=sys.stderr)
+        print(f"{PROG}: interrupted; the rounds played so far are saved (the same command resumes)", file=sys.stderr)
         sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except BrokenPipeError:  # the reader is gone (okl-run ... | head): okl.cli.command ends quietly
         raise

@@ -20,6 +20,7 @@ and non-finite values), so a damaged cache (a flipped bit) is named before any r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
@@ -28,6 +29,7 @@ import mmap
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,9 +171,7 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
     if current(directory, spec, part):
         return directory
     try:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path(directory), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with parse_lock(directory):
             if current(directory, spec, part):  # another process built it while this one waited
                 return directory
             return _parse(spec, part, target, directory, data, mirror, allow_download)
@@ -191,6 +191,16 @@ def expected_rows(spec: Spec, part: str) -> int | None:
 def lock_path(directory: Path) -> Path:
     """The lock file of a cache directory: beside the dataset's files, not among its caches."""
     return directory.parent.parent / f".{directory.name}.lock"
+
+
+@contextlib.contextmanager
+def parse_lock(directory: Path) -> Iterator[None]:
+    """Hold the lock of the cache ``directory`` (:func:`lock_path`; OSError when the data directory refuses it):
+    processes that need the same cache at once take turns, and each looks for it again once it has the lock."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path(directory), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _parse(
@@ -304,6 +314,22 @@ def check_content(directory: Path, meta: dict, found: dict[str, str] | None = No
                 f"{directory / f'{key}.bin'}: its content changed since it was parsed (sha256 {found[key][:12]}…, "
                 f"recorded {recorded[:12]}…): remove {directory} and it is parsed again"
             )
+
+
+def remove_damaged(directory: Path) -> str | None:
+    """Remove the cache at ``directory`` if its arrays are not the bytes that were parsed (:func:`check_content`);
+    returns why, or None when it is sound or gone. Under the cache's lock (:func:`parse_lock`): two ``okl-data fetch``
+    of a damaged cache at once each removed it, one while the other hashed it or parsed it again (a traceback)."""
+    with parse_lock(directory):
+        meta = read_meta(directory)
+        if meta is None:  # gone (another process removed it): the caller parses it again
+            return None
+        try:
+            check_content(directory, meta)
+        except DataError as exc:
+            shutil.rmtree(directory, ignore_errors=True)
+            return str(exc)
+    return None
 
 
 def wrong_size(directory: Path, meta: dict) -> str:

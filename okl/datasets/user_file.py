@@ -294,9 +294,16 @@ def _cached(
             directory, meta = wide, widened
         elif meta is not None or (d := _libsvm_dimension(path)) < width:
             directory, meta, d = wide, None, width
-    if meta is None:
-        _parse(path, sha, fmt, target, directory, d)
-    meta = meta or cache.read_meta(directory)
+    if meta is None:  # parsed under the cache's lock: two processes parsing one new file at once removed each
+        # other's cache as they installed their own (a TypeError, or "cannot write the parsed cache")
+        try:
+            with cache.parse_lock(directory):
+                meta = cache.read_meta(directory)  # another process parsed it while this one waited
+                if meta is None:
+                    _parse(path, sha, fmt, target, directory, d)
+                    meta = cache.read_meta(directory)
+        except OSError as exc:
+            raise _unwritable(path, directory, exc) from None
     if meta["d"] == 0:
         raise DataError(f"{path}: no feature columns besides the target: okl learns the target from features")
     part = cache.CachedPart(directory, meta)
@@ -360,16 +367,19 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
             "features": names or [f"x{i}" for i in range(d)],
         }
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-        if cache.read_meta(directory) is None:  # another process may have parsed it meanwhile
-            shutil.rmtree(directory, ignore_errors=True)
-            tmp.replace(directory)
+        shutil.rmtree(directory, ignore_errors=True)  # (its caller holds the cache's lock)
+        tmp.replace(directory)
     except OSError as exc:
-        raise DataError(
-            f"cannot write the parsed cache of {path} in {directory.parent} ({exc.strerror or exc}): set "
-            f"OKL_DATA_DIR (or dataset.data_dir) to a writable folder"
-        ) from None
+        raise _unwritable(path, directory, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _unwritable(path: Path, directory: Path, exc: OSError) -> DataError:
+    return DataError(
+        f"cannot write the parsed cache of {path} in {directory.parent} ({exc.strerror or exc}): set "
+        f"OKL_DATA_DIR (or dataset.data_dir) to a writable folder"
+    )
 
 
 def _chunks(

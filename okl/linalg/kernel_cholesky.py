@@ -21,8 +21,8 @@ def kernel_cholesky(X: np.ndarray, kernel: Kernel, gamma: float, what: str) -> n
     n = len(X)
     if not fits(n):
         raise ResourceError(
-            f"{what} needs the {n:,}×{n:,} kernel matrix ({8 * n * n / system.GIB:,.1f} GiB) but "
-            f"{system.available_memory() / system.GIB:,.1f} GiB are available"
+            f"{what} needs the {n:,}×{n:,} kernel matrix ({8 * n * n / system.GIB:,.1f} GiB), more than half the "
+            f"{system.available_memory() / system.GIB:,.1f} GiB available (the other half is left for its work)"
         )
     A = kernel(X, X).T  # symmetric: its transpose is the Fortran-ordered view LAPACK works on in place
     A.flat[:: n + 1] += gamma

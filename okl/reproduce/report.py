@@ -29,6 +29,7 @@ from okl.reproduce.checks import (
     tally,
 )
 from okl.reproduce.metrics import METRICS, Row
+from okl.store.files import read_json, write_atomic
 
 FAILED = ("fails", "partly", "not resolved")  # the verdicts with a part that did not hold
 
@@ -341,18 +342,17 @@ def record_timing(out: Path, seconds: float, jobs: int, drawn: int, played: int)
     """Record a full reproduction's wall time, unless an earlier one played more runs (a pass that reused
     most of them says little about ``make figures`` from scratch)."""
     path = out / TIMING
-    if path.exists() and json.loads(path.read_text())["played"] > played:
+    if (read_json(path) or {}).get("played", 0) > played:
         return
     timing = {"seconds": round(seconds, 1), "jobs": jobs, "drawn": drawn, "played": played}
-    path.write_text(json.dumps(timing) + "\n")
+    _write(path, json.dumps(timing) + "\n")
 
 
 def reproduction_timing(out: Path) -> str:
     """One line on the last full reproduction (``make figures``), for BENCHMARKS.md."""
-    path = out / TIMING
-    if not path.exists():
+    t = read_json(out / TIMING)
+    if not isinstance(t, dict):
         return "`make figures` has not been run here yet (its wall time is recorded in figures/timing.json)."
-    t = json.loads(path.read_text())
     return (
         f"`make figures` (`okl-reproduce --all --jobs {t['jobs']}`), the last full reproduction here: "
         f"{t['seconds'] / 60:.1f} min wall, {t['drawn']} artefacts drawn, {t['played']} runs played "
@@ -368,8 +368,22 @@ def write_section(artefact: Artefact, text: str, summary: dict, out: Path, found
         "failing": failing(artefact, found),
         "unresolved": failing(artefact, found, "not resolved"),
     }
-    (out / f"{artefact.name}.md").write_text(text)
-    (out / f"{artefact.name}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    # each file whole (written aside, then renamed), the summary first: the report reads a section's summary once its
+    # text is there, and a summary cut short (a Ctrl-C, another okl-reproduce writing it) was a traceback in every
+    # okl-reproduce after
+    _write(out / f"{artefact.name}.json", json.dumps(summary, indent=1) + "\n")
+    _write(out / f"{artefact.name}.md", text)
+
+
+def _write(path: Path, text: str) -> None:
+    write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def _summary(out: Path, name: str) -> dict | None:
+    """The summary of an artefact's section, or None when there is none whole (a section half written by an okl of
+    before its writes were atomic is left out until the artefact is drawn again)."""
+    found = read_json(out / f"{name}.json")
+    return found if isinstance(found, dict) else None
 
 
 def write_skipped(artefact: Artefact, why: str, out: Path) -> None:
@@ -393,10 +407,9 @@ def scoreboard(out: Path, names: tuple[str, ...] = ORDER) -> str:
     ]
     fails, unresolved, papers = [], [], {}
     for name in names:
-        path = out / f"{name}.json"
-        if not path.exists():
+        summary = _summary(out, name)
+        if summary is None:
             continue
-        summary = json.loads(path.read_text())
         counts = {v: (summary.get("verdicts") or {}).get(v, 0) for v in VERDICTS}
         artefact = load(name)
         papers.setdefault(artefact.paper, []).append((name, counts, artefact.own))
@@ -475,10 +488,10 @@ def assemble(out: Path, report: Path, names: tuple[str, ...] = ORDER, header: st
     index = ["| artefact | paper | what | runs | compute (s) |", "|---|---|---|---|---|"]
     body = []
     for name in names:
-        path = out / f"{name}.md"
-        if not path.exists():
+        path, summary = out / f"{name}.md", _summary(out, name)
+        if not path.exists() or summary is None:
             continue
-        artefact, summary = load(name), json.loads((out / f"{name}.json").read_text())
+        artefact = load(name)
         what = artefact.title if summary.get("status") != "skipped" else f"{artefact.title} (not drawn)"
         index.append(f"| {name} | {artefact.paper} | {what} | {summary['runs']} | {summary['compute_s']:.0f} |")
         body.append(path.read_text())
@@ -492,5 +505,5 @@ def assemble(out: Path, report: Path, names: tuple[str, ...] = ORDER, header: st
         + "\n\n"
         + "\n".join(body)
     )
-    report.write_text(text)
+    _write(report, text)
     return report

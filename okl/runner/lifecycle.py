@@ -22,7 +22,6 @@ BLAS runs on one thread (threadpoolctl) unless ``OKL_BLAS_THREADS`` says otherwi
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -43,6 +42,7 @@ from okl.runner.play import Position, Stop, Timeout, play, prepare
 from okl.store import Manifest, RoundWriter, RunDir
 from okl.system import (
     blas,
+    blas_limited,
     git_state,
     peak_rss,
     reset_peak_rss,
@@ -128,7 +128,7 @@ def execute(plan: Plan, progress: bool, observe: Callable[[int, float], None] | 
                 outcome, learner = _played(plan, run, previous, progress, observe), plan.learner
             if outcome.status in ("complete", "timeout") and outcome.rounds and plan.run.analyses:
                 try:
-                    with _sigterm_as_interrupt():
+                    with blas_limited(), _sigterm_as_interrupt():  # (its regret column: the rounds' threads)
                         manifest = analyses.run_pending(plan, run, learner, progress)
                 except KeyboardInterrupt as exc:
                     outcome.unfinished = getattr(exc, "analysis", "an analysis")
@@ -275,9 +275,8 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
     bar = tqdm(
         total=plan.rounds, initial=position.t, unit="round", unit_scale=True, disable=not progress, file=sys.stderr
     )
-    blas_threads = int(os.environ.get("OKL_BLAS_THREADS", "1"))
     try:
-        with blas().limit(limits=blas_threads), _sigterm_as_interrupt():
+        with blas_limited(), _sigterm_as_interrupt():
             writer.manifest.blas_threads = max((p["num_threads"] for p in blas().info()), default=None)
             if state is None:
                 prepare(plan, position)

@@ -231,9 +231,9 @@ class RunDir:
     def keep(self, parts: int) -> None:
         """Delete every part after the first ``parts`` (a resumed run rewrites them), and what a killed attempt was
         writing (:func:`~okl.store.files.write_atomic`'s temporary files: a snapshot's was 52 MB, an exact kernel's can
-        be GBs, and none was ever removed). Called as an attempt starts, under the run's lock; a process that writes
-        here without it (okl-regret scoring a finished or timed-out run's parts) is alive, and its files are kept: a
-        temporary file is named ``.<file>.<pid>.tmp`` (the lock's own, by a token, is kept too)."""
+        be GBs, and none was ever removed). Called as an attempt starts, under the run's lock (which okl-regret holds
+        too while it writes the parts); a live process's files are kept all the same: a temporary file is named
+        ``.<file>.<pid>.tmp`` (the lock's own, by a token, is kept too)."""
         for path in (self.path / ROUNDS).glob("part-*.parquet"):
             if int(path.stem.removeprefix("part-")) >= parts:
                 path.unlink()

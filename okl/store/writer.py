@@ -72,11 +72,13 @@ class RoundWriter:
         self._snapshot_s, self._snapshot_end = 0.0, time.monotonic()  # the last snapshot's cost, and when it ended
 
     def start(self, **fields: Any) -> None:
-        """Clear the run directory of an earlier attempt and write the initial manifest (of ``fields``)."""
+        """Write the initial manifest (of ``fields``), then clear the run directory of an earlier attempt. In this
+        order: a process stopped in between (Ctrl-C, a kill) left a manifest saying complete whose parts were gone
+        (``sink.overwrite=true`` on a complete run), which the next okl-run skipped as done and every reader refused."""
         (self.run.path / ROUNDS).mkdir(parents=True, exist_ok=True)
-        self.run.clear()
         self.manifest = Manifest(**fields)
         self.run.write_manifest(self.manifest)
+        self.run.clear()
 
     def resume(self, previous: Manifest, fields: dict[str, Any]) -> None:
         """Continue ``previous`` (a manifest with a snapshot) after its snapshot's parts: later parts and
