@@ -262,12 +262,15 @@ def summary(
     return out.reset_index()
 
 
-def heldout(root: str | Path | None = None, **filters) -> pd.DataFrame | None:
+def heldout(
+    root: str | Path | None = None, *, status: str | Sequence[str] | None = FINISHED, **filters
+) -> pd.DataFrame | None:
     """The held-out scores (``t``, ``test_loss``, ``model_size``, ``seconds``) of the runs matching the
-    filters, with the partition keys as columns; None when none of them was scored on a held-out set."""
+    filters, with the partition keys as columns; None when none of them was scored on a held-out set. ``status`` as
+    :func:`load`'s: the finished runs by default."""
     root = Path(root) if root is not None else default_root()
     frames = []
-    for run_dir in _run_dirs(root, **filters):
+    for run_dir, _ in _manifests(root, status, **filters):
         scores = run_dir.heldout()
         if scores is not None:
             keys = {**run_dir.partition, "seed": int(run_dir.partition["seed"])}  # int64 as in runs() and load()

@@ -310,3 +310,8 @@ def test_load_reads_the_finished_runs_unless_told_otherwise(okl_run, tmp_path, m
     assert results.load(root).groupby("seed").size().to_dict() == {0: 600}
     assert results.load(root, status=None).groupby("seed").size().to_dict() == played
     assert len(results.load(root, status="stopped")) == played[1]
+    score = {"test_loss": 0.5, "model_size": 1.0, "seconds": 0.0}
+    for run_dir in find(root):
+        run_dir.write_heldout([{"t": 64, **score}])
+    assert results.heldout(root).seed.tolist() == [0]
+    assert sorted(results.heldout(root, status=None).seed) == [0, 1]
