@@ -561,3 +561,13 @@ def test_a_complete_run_asked_for_other_checkpoints_says_it_kept_its_own(okl_run
     assert code == 0 and re.search(
         r"\(played with no time budget, not timeout_s=0.01 \([\d.e-]+ s of learner time\)", out
     )
+
+
+def test_a_ctrl_c_of_a_parallel_sweep_says_its_runs_keep_their_last_saved_part():
+    """joblib's workers are stopped at once: a run keeps its rounds up to its last closed part, where the line said
+    every round played was saved (hunt 9: 23,552 of 25,000 kept)."""
+    from okl.cli.run import _kept
+
+    assert _kept(["-m", "seed=0,1"]) == _kept(["hydra/launcher=basic"]) == "the rounds played so far are saved"
+    for launcher in ("joblib", "slurm"):
+        assert "up to its last saved part" in _kept(["-m", f"hydra/launcher={launcher}", "seed=0,1"])

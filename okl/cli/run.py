@@ -46,7 +46,7 @@ def main() -> None:
         with main_reads_files_once():
             hydra.main(version_base="1.3", config_path="pkg://okl.conf", config_name="config")(_task)()
     except KeyboardInterrupt as exc:
-        print(f"{PROG}: interrupted; the rounds played so far are saved (the same command resumes)", file=sys.stderr)
+        print(f"{PROG}: interrupted; {_kept(sys.argv[1:])} (the same command resumes)", file=sys.stderr)
         sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except BrokenPipeError:  # the reader is gone (okl-run ... | head): okl.cli.command ends quietly
         raise
@@ -54,6 +54,15 @@ def main() -> None:
         if debug:
             raise
         _fail(describe(exc))
+
+
+def _kept(args: list[str]) -> str:
+    """What a Ctrl-C keeps: a run played in this process closes its part; a launcher's workers (joblib's, SLURM's)
+    are stopped at once, so their runs keep the rounds up to their last closed part (measured with joblib: 23,552 of
+    25,000 rounds played, and the line said all were saved)."""
+    if any(a.startswith("hydra/launcher=") and a.split("=", 1)[1] != "basic" for a in args):
+        return "each run keeps its rounds up to its last saved part (the launcher's workers stop at once)"
+    return "the rounds played so far are saved"
 
 
 NO_JOBS = "hydra.launcher.n_jobs=0 runs no job: set the jobs to run at once (1 or more), or -1 for one per core"
