@@ -391,3 +391,48 @@ def test_clean_removes_the_caches_no_okl_reads_and_keeps_the_rest(okl_data, no_d
     assert okl_data("clean")[1].startswith("nothing to clean")
     assert okl_data("clean", "--files")[0] == 0 and not current.exists() and parsing.is_dir()
     assert user_file.from_file(source, target="y", data_dir=str(no_data)).n == 3 and current.is_dir()
+
+
+def test_clean_says_what_it_could_not_remove_and_never_follows_a_link(okl_data, no_data, tmp_path, monkeypatch):
+    """A link named as an outdated cache was "removed" (rmtree refuses a link, and its error was ignored) and stayed;
+    a cache this user cannot remove was "removed" too, and the exit status said all was well. A link goes itself, what
+    it points to stays; a file of another program among your files' caches is no cache of yours."""
+    import shutil
+
+    from okl.data import cache
+
+    outside = tmp_path / "outside" / f"all-v{cache.VERSION - 1}"
+    outside.mkdir(parents=True)
+    (outside / "keep").write_text("not okl's to remove")
+    (no_data / "casp" / "cache").mkdir(parents=True)
+    link = no_data / "casp" / "cache" / outside.name
+    link.symlink_to(outside)
+    (no_data / "file" / "cache").mkdir(parents=True)
+    (no_data / "file" / "cache" / "notes.txt").write_text("mine")
+    code, out, _ = okl_data("clean", "--files", "--dry-run")
+    assert code == 0 and out.count("would remove") == 1 and "notes.txt" not in out
+    code, out, _ = okl_data("clean")
+    assert code == 0 and f"removed {link}" in out
+    assert not link.is_symlink() and (outside / "keep").is_file()
+    assert (no_data / "file" / "cache" / "notes.txt").is_file()
+
+    stale = no_data / "casp" / "cache" / f"all-v{cache.VERSION - 1}"
+    stale.mkdir()
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    code, out, _ = okl_data("clean")
+    assert code == 1 and f"cannot remove {stale}: Permission denied" in out and f"removed {stale}" not in out
+
+
+def test_clean_of_a_data_directory_missing_or_unreadable_is_one_line(okl_data, tmp_path, monkeypatch):
+    """A --data-dir misspelt, or one this user cannot read, said "nothing to clean": its caches went unseen."""
+    import os
+
+    code, out, err = okl_data("--data-dir", str(tmp_path / "nowhere"), "clean")
+    assert code == 2 and not out and err.count("\n") == 1 and "no such folder" in err
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    code, out, err = okl_data("--data-dir", str(tmp_path), "clean", "--dry-run")
+    assert code == 2 and not out and err.count("\n") == 1 and "cannot read it" in err

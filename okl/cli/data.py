@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 
@@ -92,25 +94,48 @@ def _clean(data, files: bool, dry_run: bool) -> int:
 
     from okl.data import cache
     from okl.datasets import user_file
+    from okl.errors import OklError
 
+    if not data.is_dir() or not os.access(data, os.R_OK | os.X_OK):  # its caches would go unseen: "nothing to clean"
+        why = "no such folder" if not data.is_dir() else "this user cannot read it"
+        raise OklError(f"data directory {data}: {why} (--data-dir or OKL_DATA_DIR names it)")
     found = set(cache.outdated(data)) | set(user_file.outdated(data))
     if files:
         found |= set(user_file.caches(data))
     if not found:
         print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
         return 0
-    total = _size(found)
+    total, failed = _size(found), 0
     for directory in sorted(found):
-        print(f"{'would remove' if dry_run else 'removed'} {directory} ({_size([directory])})")
-        if not dry_run:
-            shutil.rmtree(directory, ignore_errors=True)
+        size = _size([directory])
+        if dry_run:
+            print(f"would remove {directory} ({size})")
+            continue
+        try:  # a symbolic link is removed itself, never what it points to (rmtree refused it, and it was "removed")
+            if directory.is_symlink() or not directory.is_dir():
+                directory.unlink()
+            else:
+                shutil.rmtree(directory)
+        except FileNotFoundError:  # removed meanwhile (another okl-data clean)
+            pass
+        except OSError as exc:
+            print(f"cannot remove {directory}: {exc.strerror or exc}")
+            failed += 1
+            continue
+        print(f"removed {directory} ({size})")
+    if failed:
+        print(f"{failed} of {len(found)} cache(s) not removed")
+        return 1
     print(f"{len(found)} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
     return 0
 
 
 def _size(paths) -> str:
     """The bytes of the files under ``paths``, in kB, MB or GB."""
-    size = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+    size = 0
+    for f in (f for p in paths if not p.is_symlink() for f in [p, *p.rglob("*")]):
+        with contextlib.suppress(OSError):  # gone meanwhile (a parse replacing a cache, another clean)
+            size += f.stat().st_size if f.is_file() else 0
     unit, scale = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if size >= s or u == "kB")
     return f"{size / scale:,.1f} {unit}"
 

@@ -317,8 +317,8 @@ def cache_root(data: Path) -> Path:
 
 
 def caches(data: Path) -> list[Path]:
-    """The caches of your files (not those a parse is still writing)."""
-    return sorted(p for p in cache_root(data).glob("*") if ".tmp" not in p.name)
+    """The caches of your files (folders: not those a parse is still writing, nor a file of another program)."""
+    return sorted(p for p in cache_root(data).glob("*") if ".tmp" not in p.name and p.is_dir())
 
 
 def outdated(data: Path) -> list[Path]:
