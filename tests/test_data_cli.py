@@ -436,3 +436,31 @@ def test_clean_of_a_data_directory_missing_or_unreadable_is_one_line(okl_data, t
     monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
     code, out, err = okl_data("--data-dir", str(tmp_path), "clean", "--dry-run")
     assert code == 2 and not out and err.count("\n") == 1 and "cannot read it" in err
+
+
+def test_clean_keeps_a_half_written_cache_whose_parse_holds_its_lock(okl_data, no_data, tmp_path):
+    """A half-written cache of your files was removed when its pid ran no process here: a parse on another machine
+    sharing the data directory (whose pid means nothing here) lost its folder mid-parse. It is kept while a process
+    holds its cache's lock, and the catalog's half-written ones (``<cache>.tmp``, no pid) are removed once none does."""
+    import subprocess
+    import sys
+
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    source = tmp_path / "mine.csv"
+    source.write_text("a,b,y\n0,1,0.5\n1,0,1.5\n1,1,2.0\n")
+    user_file.from_file(source, target="y", data_dir=str(no_data))
+    (current,) = user_file.caches(no_data)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    elsewhere = current.with_name(f"{current.name}.tmp{int(dead.stdout)}")
+    catalogs = no_data / "casp" / "cache" / f"all-v{cache.VERSION}"
+    half = catalogs.with_name(f"{catalogs.name}.tmp")
+    for folder in (elsewhere, half):
+        folder.mkdir(parents=True)
+    with cache.parse_lock(current), cache.parse_lock(catalogs):  # as the other machine's parses hold them
+        code, out, _ = okl_data("clean")
+        assert code == 0 and out.startswith("nothing to clean") and elsewhere.is_dir() and half.is_dir()
+    code, out, _ = okl_data("clean")
+    assert code == 0 and f"removed {elsewhere}" in out and f"removed {half}" in out
+    assert not elsewhere.exists() and not half.exists() and current.is_dir()

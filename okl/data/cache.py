@@ -61,13 +61,30 @@ def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
 
 def outdated(data: Path) -> list[Path]:
     """The cache directories under ``data`` that no okl of this version reads: another :data:`VERSION`'s (every
-    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike). ``okl-data clean``."""
+    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike), and the catalog's
+    half-written ones (``<cache>.tmp``) whose parse is no longer under way (:func:`parse_running`). ``okl-data
+    clean``."""
     found = []
     for directory in sorted(data.glob("*/cache/*-v*")):
         version = directory.name.rpartition("-v")[2]
-        if version.isdigit() and int(version) != VERSION and directory.is_dir():
+        other = version.isdigit() and int(version) != VERSION and directory.is_dir()
+        cut_short = version.endswith(".tmp") and not parse_running(directory.with_suffix(""))  # a parse's, gone
+        if other or cut_short:
             found.append(directory)
     return found
+
+
+def parse_running(directory: Path) -> bool:
+    """Whether a process holds the lock of the cache ``directory`` (:func:`parse_lock`): a parse of it is under way,
+    here or on another machine sharing the data directory (whose pids mean nothing here). ``okl-data clean``."""
+    try:
+        with open(lock_path(directory)) as lock:  # (not created: without one, nothing holds it)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the file closes
+    except FileNotFoundError:
+        return False
+    except OSError:  # held (BlockingIOError), or it cannot be told: a parse may be under way
+        return True
+    return False
 
 
 def read_meta(directory: Path) -> dict | None:

@@ -330,7 +330,12 @@ def outdated(data: Path) -> list[Path]:
     for directory in sorted(cache_root(data).glob("*")):
         name, _, pid = directory.name.partition(".tmp")
         if pid:
-            if pid.isdigit() and not system.process_alive(int(pid)):
+            # its process gone, and no parse of its cache under way on another machine sharing the data directory
+            if (
+                pid.isdigit()
+                and not system.process_alive(int(pid))
+                and not cache.parse_running(directory.with_name(name))
+            ):
                 found.append(directory)
             continue
         fields = name.split("-")
