@@ -404,6 +404,7 @@ def test_clean_says_what_it_could_not_remove_and_never_follows_a_link(okl_data, 
     outside = tmp_path / "outside" / f"all-v{cache.VERSION - 1}"
     outside.mkdir(parents=True)
     (outside / "keep").write_text("not okl's to remove")
+    (outside / "meta.json").write_text("{}")
     (no_data / "casp" / "cache").mkdir(parents=True)
     link = no_data / "casp" / "cache" / outside.name
     link.symlink_to(outside)
@@ -418,6 +419,7 @@ def test_clean_says_what_it_could_not_remove_and_never_follows_a_link(okl_data, 
 
     stale = no_data / "casp" / "cache" / f"all-v{cache.VERSION - 1}"
     stale.mkdir()
+    (stale / "meta.json").write_text("{}")
 
     def refused(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
@@ -464,3 +466,22 @@ def test_clean_keeps_a_half_written_cache_whose_parse_holds_its_lock(okl_data, n
     code, out, _ = okl_data("clean")
     assert code == 0 and f"removed {elsewhere}" in out and f"removed {half}" in out
     assert not elsewhere.exists() and not half.exists() and current.is_dir()
+
+
+def test_clean_removes_only_what_okl_wrote(okl_data, tmp_path):
+    """Caches were told by their names alone (``*/cache/*-v<n>``, ``*.tmp``): ``okl-data --data-dir`` given a folder
+    that is no data directory (a project, the home folder) removed its ``build/cache/model-v1``. A cache holds its
+    meta.json, and a half-written one lies beside its cache's lock."""
+    from okl.data import cache
+
+    project = tmp_path / "project"
+    theirs = [project / "build" / "cache" / "model-v1", project / "build" / "cache" / "model-v2.tmp"]
+    for folder in theirs:
+        folder.mkdir(parents=True)
+        (folder / "weights.bin").write_bytes(b"not okl's")
+    okls = project / "casp" / "cache" / f"all-v{cache.VERSION - 1}"
+    okls.mkdir(parents=True)
+    (okls / "meta.json").write_text("{}")
+    code, out, _ = okl_data("--data-dir", str(project), "clean")
+    assert code == 0 and f"removed {okls}" in out and out.count("removed ") == 1
+    assert all((folder / "weights.bin").is_file() for folder in theirs)

@@ -61,17 +61,30 @@ def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
 
 def outdated(data: Path) -> list[Path]:
     """The cache directories under ``data`` that no okl of this version reads: another :data:`VERSION`'s (every
-    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike), and the catalog's
-    half-written ones (``<cache>.tmp``) whose parse is no longer under way (:func:`parse_running`). ``okl-data
-    clean``."""
+    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike; :func:`is_cache`), and the
+    catalog's half-written ones (``<cache>.tmp``, beside their cache's lock) whose parse is no longer under way
+    (:func:`parse_running`). ``okl-data clean``."""
     found = []
     for directory in sorted(data.glob("*/cache/*-v*")):
         version = directory.name.rpartition("-v")[2]
-        other = version.isdigit() and int(version) != VERSION and directory.is_dir()
-        cut_short = version.endswith(".tmp") and not parse_running(directory.with_suffix(""))  # a parse's, gone
+        other = version.isdigit() and int(version) != VERSION and is_cache(directory)
+        parsed = directory.with_suffix("")
+        cut_short = (  # a parse's, gone
+            version.endswith(".tmp")
+            and directory.is_dir()
+            and lock_path(parsed).is_file()
+            and not parse_running(parsed)
+        )
         if other or cut_short:
             found.append(directory)
     return found
+
+
+def is_cache(directory: Path) -> bool:
+    """Whether ``directory`` is a parsed cache (a folder holding its meta.json, of any version), not a folder of
+    another program whose name looks like one (``okl-data clean --data-dir`` given a folder that is no data
+    directory)."""
+    return directory.is_dir() and (directory / "meta.json").is_file()
 
 
 def parse_running(directory: Path) -> bool:

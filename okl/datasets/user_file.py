@@ -340,7 +340,8 @@ def outdated(data: Path) -> list[Path]:
             continue
         fields = name.split("-")
         fmt = fields[1] if len(fields) > 1 else ""
-        if fmt in PARSE_REVISION and (len(fields) < 5 or fields[2] != f"r{PARSE_REVISION[fmt]}"):
+        older = fmt in PARSE_REVISION and (len(fields) < 5 or fields[2] != f"r{PARSE_REVISION[fmt]}")
+        if older and cache.is_cache(directory):
             found.append(directory)
     return found
 
