@@ -485,3 +485,27 @@ def test_clean_removes_only_what_okl_wrote(okl_data, tmp_path):
     code, out, _ = okl_data("--data-dir", str(project), "clean")
     assert code == 0 and f"removed {okls}" in out and out.count("removed ") == 1
     assert all((folder / "weights.bin").is_file() for folder in theirs)
+
+
+def test_verify_leaves_your_files_outdated_caches_to_clean(okl_data, no_data, tmp_path):
+    """An older okl's cache of your file (another cache version: a meta without the arrays' sha256) was checked
+    as this okl's and said "BROKEN: 'arrays_sha256'", exit status 1, though no run reads
+    it (okl-data clean removes it)."""
+    import json
+    import shutil
+
+    from okl.data import cache
+    from okl.datasets import from_file
+
+    path = tmp_path / "mine.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i / 10}\n" for i in range(50)))
+    from_file(path, target="y")
+    (current,) = (no_data / "file" / "cache").iterdir()
+    older = current.with_name(current.name.replace(f"-v{cache.VERSION}", f"-v{cache.VERSION - 1}"))
+    shutil.copytree(current, older)
+    meta = json.loads((older / "meta.json").read_text())
+    del meta["arrays_sha256"]
+    (older / "meta.json").write_text(json.dumps(meta))
+    code, out, _ = okl_data("verify")
+    assert code == 0 and "BROKEN" not in out and "1 outdated cache(s) not checked (okl-data clean removes them)" in out
+    assert ": ok (50 rows)" in out
