@@ -509,3 +509,24 @@ def test_verify_leaves_your_files_outdated_caches_to_clean(okl_data, no_data, tm
     code, out, _ = okl_data("verify")
     assert code == 0 and "BROKEN" not in out and "1 outdated cache(s) not checked (okl-data clean removes them)" in out
     assert ": ok (50 rows)" in out
+
+
+def test_clean_files_keeps_a_cache_whose_lock_a_parse_holds(okl_data, no_data, tmp_path, monkeypatch):
+    """--files removed your file's cache as a parse that held its lock installed it: that process then read no meta
+    (None, TypeError's traceback) where the lock promised it its cache. A cache whose lock is held is kept."""
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    source = tmp_path / "mine.csv"
+    source.write_text("a,b,y\n0,1,0.5\n1,0,1.5\n1,1,2.0\n")
+    user_file.from_file(source, target="y", data_dir=str(no_data))
+    (current,) = user_file.caches(no_data)
+    with cache.parse_lock(current):  # as a parse that has just installed it holds it
+        code, out, _ = okl_data("clean", "--files")
+        assert code == 0 and f"kept {current}: a process is parsing it now" in out and current.is_dir()
+    with monkeypatch.context() as patched:  # a lock that cannot be taken is one line, the cache kept
+        patched.setattr(cache, "lock_path", lambda directory: tmp_path / "nowhere" / "x.lock")
+        code, out, _ = okl_data("clean", "--files")
+        assert code == 1 and f"cannot remove {current}: No such file or directory" in out and current.is_dir()
+    code, out, _ = okl_data("clean", "--files")
+    assert code == 0 and f"removed {current}" in out and not current.exists()

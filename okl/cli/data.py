@@ -90,8 +90,6 @@ def _clean(data, files: bool, dry_run: bool) -> int:
     """Remove the caches no okl of this version reads (another cache version's, your files' of an older parse
     revision, and the half-written ones of parses whose process is gone); ``files``: every cache of your files too,
     which the next run of each file parses again. The mirror is never touched."""
-    import shutil
-
     from okl.data import cache
     from okl.datasets import user_file
     from okl.errors import OklError
@@ -100,34 +98,54 @@ def _clean(data, files: bool, dry_run: bool) -> int:
         why = "no such folder" if not data.is_dir() else "this user cannot read it"
         raise OklError(f"data directory {data}: {why} (--data-dir or OKL_DATA_DIR names it)")
     found = set(cache.outdated(data)) | set(user_file.outdated(data))
-    if files:
-        found |= set(user_file.caches(data))
+    read = set(user_file.caches(data)) - found if files else set()  # caches a run of your file reads, under its lock
+    found |= read
     if not found:
         print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
         return 0
-    total, failed = _size(found), 0
+    total, failed, kept = _size(found), 0, 0
     for directory in sorted(found):
         size = _size([directory])
         if dry_run:
             print(f"would remove {directory} ({size})")
             continue
-        try:  # a symbolic link is removed itself, never what it points to (rmtree refused it, and it was "removed")
-            if directory.is_symlink() or not directory.is_dir():
-                directory.unlink()
-            else:
-                shutil.rmtree(directory)
-        except FileNotFoundError:  # removed meanwhile (another okl-data clean)
-            pass
-        except OSError as exc:
-            print(f"cannot remove {directory}: {exc.strerror or exc}")
+        # a cache being parsed, or read as its parse ends, is kept: removed then, the parse's process read no cache
+        try:
+            lock = cache.parse_lock(directory, wait=False) if directory in read else contextlib.nullcontext(True)
+            with lock as free:
+                why = _remove(directory) if free else "a process is parsing it now"
+        except OSError as exc:  # its lock cannot be taken (a data directory this user cannot write)
+            free, why = True, str(exc.strerror or exc)
+        if why is None:
+            print(f"removed {directory} ({size})")
+        elif free:
+            print(f"cannot remove {directory}: {why}")
             failed += 1
-            continue
-        print(f"removed {directory} ({size})")
+        else:
+            print(f"kept {directory}: {why}")
+            kept += 1
     if failed:
         print(f"{failed} of {len(found)} cache(s) not removed")
         return 1
-    print(f"{len(found)} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
+    print(f"{len(found) - kept} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
     return 0
+
+
+def _remove(directory) -> str | None:
+    """Remove a cache; None, else why it could not be. A symbolic link is removed itself, never what it points to
+    (rmtree refused it, and it was "removed")."""
+    import shutil
+
+    try:
+        if directory.is_symlink() or not directory.is_dir():
+            directory.unlink()
+        else:
+            shutil.rmtree(directory)
+    except FileNotFoundError:  # removed meanwhile (another okl-data clean)
+        pass
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    return None
 
 
 def _size(paths) -> str:

@@ -224,13 +224,18 @@ def lock_path(directory: Path) -> Path:
 
 
 @contextlib.contextmanager
-def parse_lock(directory: Path) -> Iterator[None]:
+def parse_lock(directory: Path, wait: bool = True) -> Iterator[bool]:
     """Hold the lock of the cache ``directory`` (:func:`lock_path`; OSError when the data directory refuses it):
-    processes that need the same cache at once take turns, and each looks for it again once it has the lock."""
+    processes that need the same cache at once take turns, and each looks for it again once it has the lock.
+    ``wait=False``: yield False at once, holding nothing, when another process holds it."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path(directory), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        yield
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))  # released when the file closes
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def _parse(
