@@ -435,6 +435,9 @@ def test_clean_of_a_data_directory_missing_or_unreadable_is_one_line(okl_data, t
 
     code, out, err = okl_data("--data-dir", str(tmp_path / "nowhere"), "clean")
     assert code == 2 and not out and err.count("\n") == 1 and "no such folder" in err
+    (tmp_path / "a-file").write_text("")
+    code, out, err = okl_data("--data-dir", str(tmp_path / "a-file"), "clean")
+    assert code == 2 and not out and err.count("\n") == 1 and "a-file: not a folder" in err
     monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
     code, out, err = okl_data("--data-dir", str(tmp_path), "clean", "--dry-run")
     assert code == 2 and not out and err.count("\n") == 1 and "cannot read it" in err

@@ -95,7 +95,7 @@ def _clean(data, files: bool, dry_run: bool) -> int:
     from okl.errors import OklError
 
     if not data.is_dir() or not os.access(data, os.R_OK | os.X_OK):  # its caches would go unseen: "nothing to clean"
-        why = "no such folder" if not data.is_dir() else "this user cannot read it"
+        why = "this user cannot read it" if data.is_dir() else "no such folder" if not data.exists() else "not a folder"
         raise OklError(f"data directory {data}: {why} (--data-dir or OKL_DATA_DIR names it)")
     found = set(cache.outdated(data)) | set(user_file.outdated(data))
     read = set(user_file.caches(data)) - found if files else set()  # caches a run of your file reads, under its lock
