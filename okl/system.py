@@ -18,7 +18,7 @@ from pathlib import Path
 
 from threadpoolctl import ThreadpoolController
 
-from okl.errors import ResourceError
+from okl.errors import ConfigError, ResourceError
 
 GIB = 1024**3
 STATE_SHARE = 0.5  # of the available memory a learner's state may take before round 1 (state_budget)
@@ -34,8 +34,12 @@ def pin_blas_threads() -> None:
 
 
 def blas_threads() -> int:
-    """The BLAS threads of okl's numerical work: ``OKL_BLAS_THREADS``, else 1."""
-    return int(os.environ.get("OKL_BLAS_THREADS", "1"))
+    """The BLAS threads of okl's numerical work: ``OKL_BLAS_THREADS``, else 1 (ConfigError for what is no count of
+    threads: it was int()'s ValueError, a traceback in okl-regret and an 'internal error' in okl-run)."""
+    value = os.environ.get("OKL_BLAS_THREADS", "1")
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ConfigError(f"OKL_BLAS_THREADS={value!r}: give the number of BLAS threads, a whole number from 1")
+    return int(value)
 
 
 def blas_limited():

@@ -391,3 +391,145 @@ def test_clean_removes_the_caches_no_okl_reads_and_keeps_the_rest(okl_data, no_d
     assert okl_data("clean")[1].startswith("nothing to clean")
     assert okl_data("clean", "--files")[0] == 0 and not current.exists() and parsing.is_dir()
     assert user_file.from_file(source, target="y", data_dir=str(no_data)).n == 3 and current.is_dir()
+
+
+def test_clean_says_what_it_could_not_remove_and_never_follows_a_link(okl_data, no_data, tmp_path, monkeypatch):
+    """A link named as an outdated cache was "removed" (rmtree refuses a link, and its error was ignored) and stayed;
+    a cache this user cannot remove was "removed" too, and the exit status said all was well. A link goes itself, what
+    it points to stays; a file of another program among your files' caches is no cache of yours."""
+    import shutil
+
+    from okl.data import cache
+
+    outside = tmp_path / "outside" / f"all-v{cache.VERSION - 1}"
+    outside.mkdir(parents=True)
+    (outside / "keep").write_text("not okl's to remove")
+    (outside / "meta.json").write_text("{}")
+    (no_data / "casp" / "cache").mkdir(parents=True)
+    link = no_data / "casp" / "cache" / outside.name
+    link.symlink_to(outside)
+    (no_data / "file" / "cache").mkdir(parents=True)
+    (no_data / "file" / "cache" / "notes.txt").write_text("mine")
+    code, out, _ = okl_data("clean", "--files", "--dry-run")
+    assert code == 0 and out.count("would remove") == 1 and "notes.txt" not in out
+    code, out, _ = okl_data("clean")
+    assert code == 0 and f"removed {link}" in out
+    assert not link.is_symlink() and (outside / "keep").is_file()
+    assert (no_data / "file" / "cache" / "notes.txt").is_file()
+
+    stale = no_data / "casp" / "cache" / f"all-v{cache.VERSION - 1}"
+    stale.mkdir()
+    (stale / "meta.json").write_text("{}")
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    code, out, _ = okl_data("clean")
+    assert code == 1 and f"cannot remove {stale}: Permission denied" in out and f"removed {stale}" not in out
+
+
+def test_clean_of_a_data_directory_missing_or_unreadable_is_one_line(okl_data, tmp_path, monkeypatch):
+    """A --data-dir misspelt, or one this user cannot read, said "nothing to clean": its caches went unseen."""
+    import os
+
+    code, out, err = okl_data("--data-dir", str(tmp_path / "nowhere"), "clean")
+    assert code == 2 and not out and err.count("\n") == 1 and "no such folder" in err
+    (tmp_path / "a-file").write_text("")
+    code, out, err = okl_data("--data-dir", str(tmp_path / "a-file"), "clean")
+    assert code == 2 and not out and err.count("\n") == 1 and "a-file: not a folder" in err
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    code, out, err = okl_data("--data-dir", str(tmp_path), "clean", "--dry-run")
+    assert code == 2 and not out and err.count("\n") == 1 and "cannot read it" in err
+
+
+def test_clean_keeps_a_half_written_cache_whose_parse_holds_its_lock(okl_data, no_data, tmp_path):
+    """A half-written cache of your files was removed when its pid ran no process here: a parse on another machine
+    sharing the data directory (whose pid means nothing here) lost its folder mid-parse. It is kept while a process
+    holds its cache's lock, and the catalog's half-written ones (``<cache>.tmp``, no pid) are removed once none does."""
+    import subprocess
+    import sys
+
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    source = tmp_path / "mine.csv"
+    source.write_text("a,b,y\n0,1,0.5\n1,0,1.5\n1,1,2.0\n")
+    user_file.from_file(source, target="y", data_dir=str(no_data))
+    (current,) = user_file.caches(no_data)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    elsewhere = current.with_name(f"{current.name}.tmp{int(dead.stdout)}")
+    catalogs = no_data / "casp" / "cache" / f"all-v{cache.VERSION}"
+    half = catalogs.with_name(f"{catalogs.name}.tmp")
+    for folder in (elsewhere, half):
+        folder.mkdir(parents=True)
+    with cache.parse_lock(current), cache.parse_lock(catalogs):  # as the other machine's parses hold them
+        code, out, _ = okl_data("clean")
+        assert code == 0 and out.startswith("nothing to clean") and elsewhere.is_dir() and half.is_dir()
+    code, out, _ = okl_data("clean")
+    assert code == 0 and f"removed {elsewhere}" in out and f"removed {half}" in out
+    assert not elsewhere.exists() and not half.exists() and current.is_dir()
+
+
+def test_clean_removes_only_what_okl_wrote(okl_data, tmp_path):
+    """Caches were told by their names alone (``*/cache/*-v<n>``, ``*.tmp``): ``okl-data --data-dir`` given a folder
+    that is no data directory (a project, the home folder) removed its ``build/cache/model-v1``. A cache holds its
+    meta.json, and a half-written one lies beside its cache's lock."""
+    from okl.data import cache
+
+    project = tmp_path / "project"
+    theirs = [project / "build" / "cache" / "model-v1", project / "build" / "cache" / "model-v2.tmp"]
+    for folder in theirs:
+        folder.mkdir(parents=True)
+        (folder / "weights.bin").write_bytes(b"not okl's")
+    okls = project / "casp" / "cache" / f"all-v{cache.VERSION - 1}"
+    okls.mkdir(parents=True)
+    (okls / "meta.json").write_text("{}")
+    code, out, _ = okl_data("--data-dir", str(project), "clean")
+    assert code == 0 and f"removed {okls}" in out and out.count("removed ") == 1
+    assert all((folder / "weights.bin").is_file() for folder in theirs)
+
+
+def test_verify_leaves_your_files_outdated_caches_to_clean(okl_data, no_data, tmp_path):
+    """An older okl's cache of your file (another cache version: a meta without the arrays' sha256) was checked
+    as this okl's and said "BROKEN: 'arrays_sha256'", exit status 1, though no run reads
+    it (okl-data clean removes it)."""
+    import json
+    import shutil
+
+    from okl.data import cache
+    from okl.datasets import from_file
+
+    path = tmp_path / "mine.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i / 10}\n" for i in range(50)))
+    from_file(path, target="y")
+    (current,) = (no_data / "file" / "cache").iterdir()
+    older = current.with_name(current.name.replace(f"-v{cache.VERSION}", f"-v{cache.VERSION - 1}"))
+    shutil.copytree(current, older)
+    meta = json.loads((older / "meta.json").read_text())
+    del meta["arrays_sha256"]
+    (older / "meta.json").write_text(json.dumps(meta))
+    code, out, _ = okl_data("verify")
+    assert code == 0 and "BROKEN" not in out and "1 outdated cache(s) not checked (okl-data clean removes them)" in out
+    assert ": ok (50 rows)" in out
+
+
+def test_clean_files_keeps_a_cache_whose_lock_a_parse_holds(okl_data, no_data, tmp_path, monkeypatch):
+    """--files removed your file's cache as a parse that held its lock installed it: that process then read no meta
+    (None, TypeError's traceback) where the lock promised it its cache. A cache whose lock is held is kept."""
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    source = tmp_path / "mine.csv"
+    source.write_text("a,b,y\n0,1,0.5\n1,0,1.5\n1,1,2.0\n")
+    user_file.from_file(source, target="y", data_dir=str(no_data))
+    (current,) = user_file.caches(no_data)
+    with cache.parse_lock(current):  # as a parse that has just installed it holds it
+        code, out, _ = okl_data("clean", "--files")
+        assert code == 0 and f"kept {current}: a process is parsing it now" in out and current.is_dir()
+    with monkeypatch.context() as patched:  # a lock that cannot be taken is one line, the cache kept
+        patched.setattr(cache, "lock_path", lambda directory: tmp_path / "nowhere" / "x.lock")
+        code, out, _ = okl_data("clean", "--files")
+        assert code == 1 and f"cannot remove {current}: No such file or directory" in out and current.is_dir()
+    code, out, _ = okl_data("clean", "--files")
+    assert code == 0 and f"removed {current}" in out and not current.exists()

@@ -303,3 +303,18 @@ def test_okl_regret_scores_against_the_runs_comparator_and_results_keep_comparat
     assert list(table["regret.comparator"]) == ["krr(lam=1.0, sigma=1.0)", "oracle_prefix(lam=0.001, sigma=5.0)"]
     assert list(table["runs"]) == [1, 1]
     assert "regret.comparator" not in results.summary(results_root).columns  # the loss: one row over both seeds
+
+
+def test_an_okl_blas_threads_that_is_no_count_is_one_line(okl_run, results_root, monkeypatch, capsys):
+    """OKL_BLAS_THREADS=x was int()'s ValueError: okl-regret's traceback (it limits BLAS since its scores ran on the
+    shell's threads) and okl-run's 'internal error'."""
+    assert okl_run("learner=fogd", "n=100", "comparator=krr", "progress=false")[0] == 0
+    scored = only_run(results_root).path
+    for value in ("x", "0", "-2"):
+        monkeypatch.setenv("OKL_BLAS_THREADS", value)
+        with pytest.raises(SystemExit) as exc:
+            regret_main([str(scored)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and f"OKL_BLAS_THREADS={value!r}" in err
+        code, _, err = okl_run("learner=fogd", "n=120", "progress=false")
+        assert code == 2 and "internal error" not in err and f"OKL_BLAS_THREADS={value!r}" in err

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 
@@ -88,29 +90,70 @@ def _clean(data, files: bool, dry_run: bool) -> int:
     """Remove the caches no okl of this version reads (another cache version's, your files' of an older parse
     revision, and the half-written ones of parses whose process is gone); ``files``: every cache of your files too,
     which the next run of each file parses again. The mirror is never touched."""
-    import shutil
-
     from okl.data import cache
     from okl.datasets import user_file
+    from okl.errors import OklError
 
+    if not data.is_dir() or not os.access(data, os.R_OK | os.X_OK):  # its caches would go unseen: "nothing to clean"
+        why = "this user cannot read it" if data.is_dir() else "no such folder" if not data.exists() else "not a folder"
+        raise OklError(f"data directory {data}: {why} (--data-dir or OKL_DATA_DIR names it)")
     found = set(cache.outdated(data)) | set(user_file.outdated(data))
-    if files:
-        found |= set(user_file.caches(data))
+    read = set(user_file.caches(data)) - found if files else set()  # caches a run of your file reads, under its lock
+    found |= read
     if not found:
         print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
         return 0
-    total = _size(found)
+    total, failed, kept = _size(found), 0, 0
     for directory in sorted(found):
-        print(f"{'would remove' if dry_run else 'removed'} {directory} ({_size([directory])})")
-        if not dry_run:
-            shutil.rmtree(directory, ignore_errors=True)
-    print(f"{len(found)} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
+        size = _size([directory])
+        if dry_run:
+            print(f"would remove {directory} ({size})")
+            continue
+        # a cache being parsed, or read as its parse ends, is kept: removed then, the parse's process read no cache
+        try:
+            lock = cache.parse_lock(directory, wait=False) if directory in read else contextlib.nullcontext(True)
+            with lock as free:
+                why = _remove(directory) if free else "a process is parsing it now"
+        except OSError as exc:  # its lock cannot be taken (a data directory this user cannot write)
+            free, why = True, str(exc.strerror or exc)
+        if why is None:
+            print(f"removed {directory} ({size})")
+        elif free:
+            print(f"cannot remove {directory}: {why}")
+            failed += 1
+        else:
+            print(f"kept {directory}: {why}")
+            kept += 1
+    if failed:
+        print(f"{failed} of {len(found)} cache(s) not removed")
+        return 1
+    print(f"{len(found) - kept} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
     return 0
+
+
+def _remove(directory) -> str | None:
+    """Remove a cache; None, else why it could not be. A symbolic link is removed itself, never what it points to
+    (rmtree refused it, and it was "removed")."""
+    import shutil
+
+    try:
+        if directory.is_symlink() or not directory.is_dir():
+            directory.unlink()
+        else:
+            shutil.rmtree(directory)
+    except FileNotFoundError:  # removed meanwhile (another okl-data clean)
+        pass
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    return None
 
 
 def _size(paths) -> str:
     """The bytes of the files under ``paths``, in kB, MB or GB."""
-    size = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+    size = 0
+    for f in (f for p in paths if not p.is_symlink() for f in [p, *p.rglob("*")]):
+        with contextlib.suppress(OSError):  # gone meanwhile (a parse replacing a cache, another clean)
+            size += f.stat().st_size if f.is_file() else 0
     unit, scale = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if size >= s or u == "kB")
     return f"{size / scale:,.1f} {unit}"
 
@@ -192,7 +235,10 @@ def _verify(specs, data, mirror, files: bool = False) -> int:
                 checked += 1
                 bad += not _verify_cache(f"{spec.name}/{part.name}", directory)
     yours = user_file.caches(data) if files else []
-    for directory in yours:
+    stale = set(cache.outdated(data)) | set(user_file.outdated(data)) if yours else set()
+    if skipped := [d for d in yours if d in stale]:  # never read by this okl (an older one's meta: "BROKEN")
+        print(f"your files: {len(skipped)} outdated cache(s) not checked (okl-data clean removes them)")
+    for directory in (d for d in yours if d not in stale):
         checked += 1
         source = ((cache.read_meta(directory) or {}).get("files") or [{}])[0].get("path", "?")
         bad += not _verify_cache(f"your file {source}", directory)

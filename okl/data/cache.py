@@ -61,13 +61,43 @@ def cache_dir(data: Path, spec: Spec, part: str, target: str | None) -> Path:
 
 def outdated(data: Path) -> list[Path]:
     """The cache directories under ``data`` that no okl of this version reads: another :data:`VERSION`'s (every
-    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike). ``okl-data clean``."""
+    cache's name ends in ``-v<VERSION>``, the catalog's datasets' and your files' alike; :func:`is_cache`), and the
+    catalog's half-written ones (``<cache>.tmp``, beside their cache's lock) whose parse is no longer under way
+    (:func:`parse_running`). ``okl-data clean``."""
     found = []
     for directory in sorted(data.glob("*/cache/*-v*")):
         version = directory.name.rpartition("-v")[2]
-        if version.isdigit() and int(version) != VERSION and directory.is_dir():
+        other = version.isdigit() and int(version) != VERSION and is_cache(directory)
+        parsed = directory.with_suffix("")
+        cut_short = (  # a parse's, gone
+            version.endswith(".tmp")
+            and directory.is_dir()
+            and lock_path(parsed).is_file()
+            and not parse_running(parsed)
+        )
+        if other or cut_short:
             found.append(directory)
     return found
+
+
+def is_cache(directory: Path) -> bool:
+    """Whether ``directory`` is a parsed cache (a folder holding its meta.json, of any version), not a folder of
+    another program whose name looks like one (``okl-data clean --data-dir`` given a folder that is no data
+    directory)."""
+    return directory.is_dir() and (directory / "meta.json").is_file()
+
+
+def parse_running(directory: Path) -> bool:
+    """Whether a process holds the lock of the cache ``directory`` (:func:`parse_lock`): a parse of it is under way,
+    here or on another machine sharing the data directory (whose pids mean nothing here). ``okl-data clean``."""
+    try:
+        with open(lock_path(directory)) as lock:  # (not created: without one, nothing holds it)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the file closes
+    except FileNotFoundError:
+        return False
+    except OSError:  # held (BlockingIOError), or it cannot be told: a parse may be under way
+        return True
+    return False
 
 
 def read_meta(directory: Path) -> dict | None:
@@ -194,13 +224,18 @@ def lock_path(directory: Path) -> Path:
 
 
 @contextlib.contextmanager
-def parse_lock(directory: Path) -> Iterator[None]:
+def parse_lock(directory: Path, wait: bool = True) -> Iterator[bool]:
     """Hold the lock of the cache ``directory`` (:func:`lock_path`; OSError when the data directory refuses it):
-    processes that need the same cache at once take turns, and each looks for it again once it has the lock."""
+    processes that need the same cache at once take turns, and each looks for it again once it has the lock.
+    ``wait=False``: yield False at once, holding nothing, when another process holds it."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path(directory), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        yield
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))  # released when the file closes
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def _parse(

@@ -317,8 +317,8 @@ def cache_root(data: Path) -> Path:
 
 
 def caches(data: Path) -> list[Path]:
-    """The caches of your files (not those a parse is still writing)."""
-    return sorted(p for p in cache_root(data).glob("*") if ".tmp" not in p.name)
+    """The caches of your files (folders: not those a parse is still writing, nor a file of another program)."""
+    return sorted(p for p in cache_root(data).glob("*") if ".tmp" not in p.name and p.is_dir())
 
 
 def outdated(data: Path) -> list[Path]:
@@ -330,12 +330,18 @@ def outdated(data: Path) -> list[Path]:
     for directory in sorted(cache_root(data).glob("*")):
         name, _, pid = directory.name.partition(".tmp")
         if pid:
-            if pid.isdigit() and not system.process_alive(int(pid)):
+            # its process gone, and no parse of its cache under way on another machine sharing the data directory
+            if (
+                pid.isdigit()
+                and not system.process_alive(int(pid))
+                and not cache.parse_running(directory.with_name(name))
+            ):
                 found.append(directory)
             continue
         fields = name.split("-")
         fmt = fields[1] if len(fields) > 1 else ""
-        if fmt in PARSE_REVISION and (len(fields) < 5 or fields[2] != f"r{PARSE_REVISION[fmt]}"):
+        older = fmt in PARSE_REVISION and (len(fields) < 5 or fields[2] != f"r{PARSE_REVISION[fmt]}")
+        if older and cache.is_cache(directory):
             found.append(directory)
     return found
 
