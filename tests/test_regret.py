@@ -318,3 +318,27 @@ def test_an_okl_blas_threads_that_is_no_count_is_one_line(okl_run, results_root,
         assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and f"OKL_BLAS_THREADS={value!r}" in err
         code, _, err = okl_run("learner=fogd", "n=120", "progress=false")
         assert code == 2 and "internal error" not in err and f"OKL_BLAS_THREADS={value!r}" in err
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_okl_regret_names_the_file_it_cannot_use_and_advises_a_copy_only_for_the_runs_own(
+    okl_run, results_root, monkeypatch, inside
+):
+    """Any OSError while scoring said "cannot write ...: score a copy of the run that you can write", an unreadable
+    dataset file too, which no copy of the run mends."""
+    from okl.analyses import regret
+    from okl.errors import ResourceError
+
+    assert okl_run("learner=fogd", "n=200", "progress=false")[0] == 0
+    run = only_run(results_root)
+    where = run.path / "rounds" / "part-00000.parquet" if inside else results_root.parent / "mydata.csv"
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(where))
+
+    monkeypatch.setattr(regret, "entry", refused)
+    with pytest.raises(ResourceError) as error:
+        regret.score_run(run, COMPARATORS.get("krr")(sigma=1.0, lam=1.0))
+    message = str(error.value)
+    assert str(where) in message and "Permission denied" in message and "\n" not in message
+    assert ("score a copy of the run that you can write" in message) == inside

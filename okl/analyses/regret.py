@@ -14,6 +14,7 @@ environments), from the caller, or from the run's dataset config, checked agains
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,11 +72,15 @@ def score_run(run: RunDir, comparator: Comparator) -> dict[str, Any]:
                 result = entry(run, comparator)
             run.record(**{KEY: result})
             return result
-    except OSError as exc:  # a results root this user cannot write: the column and run.json are written in place
-        raise ResourceError(
-            f"cannot write {exc.filename or run.path}: {exc.strerror or exc}; okl-regret writes the regret column into "
-            f"the run's parts and run.json: score a copy of the run that you can write"
-        ) from None
+    except OSError as exc:  # a results root this user cannot write (the column and run.json are written in place),
+        # or a file it reads (the run's parts, its dataset's)
+        where = Path(exc.filename) if exc.filename else run.path
+        if where.resolve().is_relative_to(run.path.resolve()):
+            raise ResourceError(
+                f"{where}: {exc.strerror or exc}; okl-regret reads the run's parts and writes the regret column into "
+                f"them and run.json, in place: score a copy of the run that you can write"
+            ) from None
+        raise ResourceError(f"cannot read {where}: {exc.strerror or exc}") from None
 
 
 def no_run(run: RunDir) -> str:
