@@ -57,11 +57,24 @@ class SkippedRun(UserWarning):
     """A run directory left out of a reading because its manifest cannot be read."""
 
 
+class LeftOut(UserWarning):
+    """Runs that match a reading's filters but not its ``status`` (by default, the unfinished ones)."""
+
+
+def _wanted(status: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    return (status,) if isinstance(status, str) else None if status is None else tuple(status)
+
+
+def _manifests_with(found: list[tuple[RunDir, Manifest]], status: str | Sequence[str] | None) -> list:
+    """The runs of ``found`` whose status is ``status`` (or one of them); all of them for None."""
+    wanted = _wanted(status)
+    return [(d, m) for d, m in found if wanted is None or m.status in wanted]
+
+
 def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -> list[tuple[RunDir, Manifest]]:
     """The run directories matching ``keys`` with their manifests (each read once), keeping the runs whose
     status is ``status`` (or one of them) when given. A run whose manifest is damaged is left out with a
     :class:`SkippedRun` warning naming it."""
-    wanted = (status,) if isinstance(status, str) else status
     found = []
     for run_dir in _run_dirs(root, **keys):
         manifest = run_dir.manifest()
@@ -75,9 +88,8 @@ def _manifests(root: Path, status: str | Sequence[str] | None, **keys: object) -
                 )
             continue
         manifest.status = run_dir.status(manifest)  # "stopped": its process is gone; re-running resumes it
-        if wanted is None or manifest.status in wanted:
-            found.append((run_dir, manifest))
-    return found
+        found.append((run_dir, manifest))
+    return _manifests_with(found, status)
 
 
 def load(
@@ -101,8 +113,18 @@ def load(
     columns, pushed down to the Parquet reader: ``field("t") > 1000``).
     """
     root = Path(root) if root is not None else default_root()
+    matching = _manifests(root, None, learner=learner, dataset=dataset, seed=seed, run=run)
+    kept = _manifests_with(matching, status)
+    if matching and not kept:  # an empty frame would not say why
+        statuses = ", ".join(sorted({m.status for _, m in matching}))
+        warnings.warn(
+            f"{len(matching)} run(s) match, none {'/'.join(_wanted(status))} ({statuses}): "
+            f"results.load(..., status=None) reads their rounds",
+            LeftOut,
+            stacklevel=2,
+        )
     files, firsts = [], []
-    for run_dir, manifest in _manifests(root, status, learner=learner, dataset=dataset, seed=seed, run=run):
+    for run_dir, manifest in kept:
         parts = run_dir.parts(manifest)
         files.extend(parts)
         firsts.extend(parts[:1])

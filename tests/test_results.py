@@ -310,6 +310,9 @@ def test_load_reads_the_finished_runs_unless_told_otherwise(okl_run, tmp_path, m
     assert results.load(root).groupby("seed").size().to_dict() == {0: 600}
     assert results.load(root, status=None).groupby("seed").size().to_dict() == played
     assert len(results.load(root, status="stopped")) == played[1]
+    stopped = results.runs(root).set_index("seed").run[1]
+    with pytest.warns(results.LeftOut, match=r"^1 run\(s\) match, none complete/timeout \(stopped\): .*status=None"):
+        assert results.load(root, run=stopped).empty
     score = {"test_loss": 0.5, "model_size": 1.0, "seconds": 0.0}
     for run_dir in find(root):
         run_dir.write_heldout([{"t": 64, **score}])
