@@ -516,3 +516,26 @@ def test_files_pandas_and_scikit_learn_write_are_read_or_told_what_to_change(tmp
     (tmp_path / "gap.csv").write_text("a,b,y\n1,,3\n2,1,4\n")
     with pytest.raises(DataError, match=r"line 2: column 'b' holds '', not a number: a missing value, drop or impute"):
         from_file(tmp_path / "gap.csv", target="y")
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_a_file_that_cannot_be_read_is_not_told_to_change_the_data_directory(tmp_path, no_data, monkeypatch, inside):
+    """Any OSError while parsing said "cannot write the parsed cache ...: set OKL_DATA_DIR", one reading your own file
+    too, which no data directory mends."""
+    from okl.datasets import user_file
+    from okl.errors import DataError
+
+    path = tmp_path / "mine.csv"
+    path.write_text("a,y\n1,2\n")
+    failed = no_data / "file" / "cache" / "x.bin" if inside else path
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(failed))
+
+    monkeypatch.setattr(user_file, "_chunks", refused)
+    with pytest.raises(DataError) as error:
+        from_file(path, target="y")
+    message = str(error.value)
+    assert "Permission denied" in message and "\n" not in message
+    assert message.startswith("cannot write the parsed cache" if inside else f"cannot read {path}")
+    assert ("OKL_DATA_DIR" in message) == inside

@@ -376,6 +376,9 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
         shutil.rmtree(directory, ignore_errors=True)  # (its caller holds the cache's lock)
         tmp.replace(directory)
     except OSError as exc:
+        failed = Path(exc.filename).resolve() if exc.filename else None
+        if failed is not None and not failed.is_relative_to(directory.parent.resolve()):  # your file, not the cache
+            raise DataError(f"cannot read {failed}: {exc.strerror or exc}") from None
         raise _unwritable(path, directory, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
