@@ -318,6 +318,7 @@ def test_an_okl_blas_threads_that_is_no_count_is_one_line(okl_run, results_root,
         assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and f"OKL_BLAS_THREADS={value!r}" in err
         code, _, err = okl_run("learner=fogd", "n=120", "progress=false")
         assert code == 2 and "internal error" not in err and f"OKL_BLAS_THREADS={value!r}" in err
+        assert len(results.runs(results_root)) == 1  # refused before a run directory was made (a failed run was left)
 
 
 @pytest.mark.parametrize("inside", [True, False])

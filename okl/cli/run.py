@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from okl.cli import command
-from okl.system import pin_blas_threads
+from okl.system import blas_threads, pin_blas_threads
 
 PROG = "okl-run"
 BUSY = 75  # the run is held by another live process (EX_TEMPFAIL: try again later)
@@ -32,6 +32,7 @@ def main() -> None:
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let errors reach describe() instead of Hydra's printer
     debug = bool(os.environ.get("OKL_DEBUG"))
     try:
+        blas_threads()  # refused before a run directory is made (a failed run was left behind)
         import hydra
 
         import okl.config  # noqa: F401  (registers the root schema and the plugins)
