@@ -378,7 +378,7 @@ def test_clean_removes_the_caches_no_okl_reads_and_keeps_the_rest(okl_data, no_d
     parsing = current.with_name(f"{current.name}.tmp{os.getpid()}")
     shutil.copytree(current, parsing)
     listed = okl_data("list")[1].splitlines()
-    assert listed[-2].startswith("your files: 3 caches, ") and listed[-1].startswith("outdated: 4 caches, ")
+    assert listed[-2].startswith("your files: 1 cache(s), ") and listed[-1].startswith("outdated: 4 cache(s), ")
 
     code, out, _ = okl_data("clean", "--dry-run")
     assert code == 0 and out.count("would remove") == 4 and all(d.is_dir() for d in outdated)

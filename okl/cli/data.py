@@ -78,11 +78,11 @@ def _list(specs, data, mirror) -> int:
         print(f"{spec.name:13} {spec.task:10} {spec.n:>10,} {spec.d:>4}  {spec.preset:11} {'; '.join(states)}")
     from okl.datasets import user_file
 
-    files = user_file.caches(data)
-    if files:
-        print(f"your files: {len(files)} caches, {_size(files)} in {user_file.cache_root(data)}")
-    if stale := cache.outdated(data) + user_file.outdated(data):
-        print(f"outdated: {len(stale)} caches, {_size(stale)} (okl-data clean removes them)")
+    stale = cache.outdated(data) + user_file.outdated(data)
+    if files := [c for c in user_file.caches(data) if c not in stale]:  # the outdated ones are said below, once
+        print(f"your files: {len(files)} cache(s), {_size(files)} in {user_file.cache_root(data)}")
+    if stale:
+        print(f"outdated: {len(stale)} cache(s), {_size(stale)} (okl-data clean removes them)")
     return 0
 
 
