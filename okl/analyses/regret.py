@@ -65,7 +65,7 @@ def score_run(run: RunDir, comparator: Comparator) -> dict[str, Any]:
         with run.claim() as owner:
             if owner is not None:
                 raise DataError(
-                    f"run {str(run.path)!r} is held by {owner}, which plays it or computes its analyses: score it "
+                    f"run {str(run.path)!r} is held by {owner}, which plays, analyses or scores it: score it "
                     f"once that process has finished"
                 )
             with blas_limited():  # as okl-run scores it (the column's bits depend on BLAS's threads)
