@@ -78,12 +78,20 @@ def _list(specs, data, mirror) -> int:
         print(f"{spec.name:13} {spec.task:10} {spec.n:>10,} {spec.d:>4}  {spec.preset:11} {'; '.join(states)}")
     from okl.datasets import user_file
 
-    stale = cache.outdated(data) + user_file.outdated(data)
+    stale = _outdated(data)
     if files := [c for c in user_file.caches(data) if c not in stale]:  # the outdated ones are said below, once
         print(f"your files: {len(files)} cache(s), {_size(files)} in {user_file.cache_root(data)}")
     if stale:
         print(f"outdated: {len(stale)} cache(s), {_size(stale)} (okl-data clean removes them)")
     return 0
+
+
+def _outdated(data) -> list:
+    """The caches under ``data`` no okl of this version reads: the catalog's and your files' (``okl-data clean``)."""
+    from okl.data import cache
+    from okl.datasets import user_file
+
+    return cache.outdated(data) + user_file.outdated(data)
 
 
 def _clean(data, files: bool, dry_run: bool) -> int:
@@ -97,15 +105,16 @@ def _clean(data, files: bool, dry_run: bool) -> int:
     if not data.is_dir() or not os.access(data, os.R_OK | os.X_OK):  # its caches would go unseen: "nothing to clean"
         why = "this user cannot read it" if data.is_dir() else "no such folder" if not data.exists() else "not a folder"
         raise OklError(f"data directory {data}: {why} (--data-dir or OKL_DATA_DIR names it)")
-    found = set(cache.outdated(data)) | set(user_file.outdated(data))
+    found = set(_outdated(data))
     read = set(user_file.caches(data)) - found if files else set()  # caches a run of your file reads, under its lock
     found |= read
     if not found:
         print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
         return 0
-    total, failed, kept = _size(found), 0, 0
+    sizes = {directory: _bytes([directory]) for directory in found}  # each cache walked once
+    failed, kept = 0, 0
     for directory in sorted(found):
-        size = _size([directory])
+        size = _shown(sizes[directory])
         if dry_run:
             print(f"would remove {directory} ({size})")
             continue
@@ -127,7 +136,7 @@ def _clean(data, files: bool, dry_run: bool) -> int:
     if failed:
         print(f"{failed} of {len(found)} cache(s) not removed")
         return 1
-    print(f"{len(found) - kept} cache(s) {'to remove' if dry_run else 'removed'}, {total}")
+    print(f"{len(found) - kept} cache(s) {'to remove' if dry_run else 'removed'}, {_shown(sum(sizes.values()))}")
     return 0
 
 
@@ -150,10 +159,20 @@ def _remove(directory) -> str | None:
 
 def _size(paths) -> str:
     """The bytes of the files under ``paths``, in kB, MB or GB."""
+    return _shown(_bytes(paths))
+
+
+def _bytes(paths) -> int:
+    """The bytes of the files under ``paths`` (a symbolic link: none)."""
     size = 0
     for f in (f for p in paths if not p.is_symlink() for f in [p, *p.rglob("*")]):
         with contextlib.suppress(OSError):  # gone meanwhile (a parse replacing a cache, another clean)
             size += f.stat().st_size if f.is_file() else 0
+    return size
+
+
+def _shown(size: int) -> str:
+    """A number of bytes in kB, MB or GB."""
     unit, scale = next((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)) if size >= s or u == "kB")
     return f"{size / scale:,.1f} {unit}"
 
@@ -235,7 +254,7 @@ def _verify(specs, data, mirror, files: bool = False) -> int:
                 checked += 1
                 bad += not _verify_cache(f"{spec.name}/{part.name}", directory)
     yours = user_file.caches(data) if files else []
-    stale = set(cache.outdated(data)) | set(user_file.outdated(data)) if yours else set()
+    stale = set(_outdated(data)) if yours else set()
     if skipped := [d for d in yours if d in stale]:  # never read by this okl (an older one's meta: "BROKEN")
         print(f"your files: {len(skipped)} outdated cache(s) not checked (okl-data clean removes them)")
     for directory in (d for d in yours if d not in stale):
