@@ -92,12 +92,11 @@ def parse_running(directory: Path) -> bool:
     here or on another machine sharing the data directory (whose pids mean nothing here). ``okl-data clean``."""
     try:
         with open(lock_path(directory)) as lock:  # (not created: without one, nothing holds it)
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the file closes
+            return not _locked(lock, wait=False)
     except FileNotFoundError:
         return False
-    except OSError:  # held (BlockingIOError), or it cannot be told: a parse may be under way
+    except OSError:  # it cannot be told: a parse may be under way
         return True
-    return False
 
 
 def read_meta(directory: Path) -> dict | None:
@@ -230,12 +229,17 @@ def parse_lock(directory: Path, wait: bool = True) -> Iterator[bool]:
     ``wait=False``: yield False at once, holding nothing, when another process holds it."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path(directory), "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))  # released when the file closes
-        except BlockingIOError:
-            yield False
-            return
-        yield True
+        yield _locked(lock, wait)
+
+
+def _locked(lock, wait: bool) -> bool:
+    """Take the exclusive lock of the open file ``lock`` (released when it closes); without ``wait``, False at once
+    when another process holds it."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _parse(
