@@ -527,6 +527,7 @@ def test_clean_files_keeps_a_cache_whose_lock_a_parse_holds(okl_data, no_data, t
     with cache.parse_lock(current):  # as a parse that has just installed it holds it
         code, out, _ = okl_data("clean", "--files")
         assert code == 0 and f"kept {current}: a process is parsing it now" in out and current.is_dir()
+        assert out.splitlines()[-1] == "0 cache(s) removed, 0.0 kB"  # the kept cache's size was counted as removed
     with monkeypatch.context() as patched:  # a lock that cannot be taken is one line, the cache kept
         patched.setattr(cache, "lock_path", lambda directory: tmp_path / "nowhere" / "x.lock")
         code, out, _ = okl_data("clean", "--files")

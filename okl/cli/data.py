@@ -112,7 +112,7 @@ def _clean(data, files: bool, dry_run: bool) -> int:
         print(f"nothing to clean in {data}" + ("" if files else " (--files also removes your files' caches)"))
         return 0
     sizes = {directory: _bytes([directory]) for directory in found}  # each cache walked once
-    failed, kept = 0, 0
+    failed, kept = 0, set()
     for directory in sorted(found):
         size = _shown(sizes[directory])
         if dry_run:
@@ -132,11 +132,12 @@ def _clean(data, files: bool, dry_run: bool) -> int:
             failed += 1
         else:
             print(f"kept {directory}: {why}")
-            kept += 1
+            kept.add(directory)
     if failed:
         print(f"{failed} of {len(found)} cache(s) not removed")
         return 1
-    print(f"{len(found) - kept} cache(s) {'to remove' if dry_run else 'removed'}, {_shown(sum(sizes.values()))}")
+    gone = found - kept  # the total is what left the disk (a kept cache's size is not)
+    print(f"{len(gone)} cache(s) {'to remove' if dry_run else 'removed'}, {_shown(sum(sizes[d] for d in gone))}")
     return 0
 
 
