@@ -5,6 +5,7 @@ import hashlib
 import http.server
 import json
 import threading
+import time
 import urllib.request
 from functools import partial
 
@@ -68,7 +69,7 @@ def test_corrupt_download_is_discarded_and_the_good_file_kept(server, no_data):
         DataError, match=r"download of .*toy.csv.gz has content sha256 [0-9a-f]{64} but the catalog expects"
     ):
         cache.obtain(spec, "all", no_data, None, allow_download=True)
-    assert not list((no_data / "toy").iterdir())  # the .part is gone, nothing else was written
+    assert [p.name for p in (no_data / "toy").iterdir()] == [".toy.csv.gz.lock"]  # the .part is gone: the lock stays
 
 
 def test_checksum_mismatch_refuses_the_file_names_both_hashes_and_deletes_nothing(no_data):
@@ -299,6 +300,49 @@ def test_an_interrupted_download_resumes_where_it_stopped(no_data, monkeypatch):
         assert (no_data / "toy" / "toy.csv.gz.part").stat().st_size == len(body) // 3
         _, (found,) = cache.obtain(spec, "all", no_data, None, allow_download=True)
         assert found.path.read_bytes() == body and handler.ranges == [None, f"bytes={len(body) // 3}-"]
+        assert not (no_data / "toy" / "toy.csv.gz.part").exists()
+    finally:
+        httpd.shutdown()
+
+
+def test_two_processes_needing_one_download_fetch_it_once(no_data, monkeypatch):
+    """parkinson's and airquality's targets are caches of their own over one raw file: two runs building two
+    targets at once (a sweep over dataset.target) took two cache locks and downloaded into one ``.part`` together,
+    and the second hashed a file the first had renamed ("cannot download"). The download has a lock of its own:
+    the second waits for it and reads the first's file (one request)."""
+    monkeypatch.setattr("okl.data.sources.urllib.request.urlopen", URLOPEN)
+    body = gzip.compress(CSV * 2000)
+    slow = type("Slow", (RangeServer,), {"body": body, "ranges": []})
+
+    def do_get(self):  # the body in ten pieces 30 ms apart: both fetches start while the first is under way
+        type(self).ranges.append(self.headers.get("Range"))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for k in range(10):
+            self.wfile.write(body[k * len(body) // 10 : (k + 1) * len(body) // 10])
+            self.wfile.flush()
+            time.sleep(0.03)
+
+    slow.do_GET = do_get
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), slow)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        spec = toy_spec(
+            f"http://127.0.0.1:{httpd.server_address[1]}/toy.csv.gz", hashlib.sha256(CSV * 2000).hexdigest()
+        )
+        start, found = threading.Barrier(2), []
+
+        def fetch():
+            start.wait()
+            found.append(cache.obtain(spec, "all", no_data, None, allow_download=True)[1][0].path.read_bytes())
+
+        threads = [threading.Thread(target=fetch) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert found == [body, body] and slow.ranges == [None]
         assert not (no_data / "toy" / "toy.csv.gz.part").exists()
     finally:
         httpd.shutdown()

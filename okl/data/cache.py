@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from okl.data import parsers
-from okl.data.catalog import Format, Spec
+from okl.data.catalog import File, Format, Spec
 from okl.data.sources import (
     HashingReader,
     Located,
@@ -183,7 +183,7 @@ def obtain(spec: Spec, part: str, data: Path, mirror: Path | None, allow_downloa
     if not allow_download or i is None:
         raise offline(spec, part)
     try:
-        return i, [find(spec, f, data, None) or download(spec, f, data) for f in sources[i].files]
+        return i, [_downloaded(spec, f, data) for f in sources[i].files]
     except DataError as exc:
         if str(exc).startswith("cannot download"):
             raise offline(spec, part, f" and {exc}") from None
@@ -210,6 +210,17 @@ def build(spec: Spec, part: str, target: str | None, data: Path, mirror: Path | 
             f"{exc.filename or directory}): set OKL_DATA_DIR (dataset.data_dir, okl-data --data-dir) "
             f"to a writable folder"
         ) from None
+
+
+def _downloaded(spec: Spec, file: File, data: Path) -> Located:
+    """``file`` in the data directory, downloaded under a lock of its own unless it is there by then: the caches of two
+    targets of one dataset (parkinson's, airquality's) read one download under two cache locks, and two processes
+    building them at once wrote one ``.part`` together (the second's hash read a file the first had renamed)."""
+    path = data / spec.name / file.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{file.name}.lock"), "a") as lock:
+        _locked(lock, True)
+        return find(spec, file, data, None) or download(spec, file, data)
 
 
 def expected_rows(spec: Spec, part: str) -> int | None:
