@@ -466,6 +466,20 @@ def test_the_papers_own_table_1_contradicts_its_text_on_cpusmall():
     assert "cpusmall: loss fogd 0.02577, nogd 0.02559 | pros_n_kons 0.02494; but" in own.numbers
 
 
+def test_table_3s_model_order_on_30000_digits_is_held_to_table_3s_band_not_only_below_it():
+    """polk_order_mnist's 30,000-digit claim is about the error at Table 3's model order: K = 1.12 ended at 797
+    points, 27% below 1086 and outside the ±20% band the artefact calls Table 3's order, and the claim was loosened
+    to "at most 20% above" so that it held, though a smaller model errs more anyway. A model order below the band
+    leaves that part unheld; one within it, with the error above Table 3's, holds."""
+    artefact = catalog.load("polk_order_mnist")
+    (claim,) = [c for c in artefact.claims if "30,000 digits" in c.text]
+    for order, status in ((797.0, "partly"), (1000.0, "holds"), (1400.0, "partly")):
+        cells = {("mnist", "ksvm_sum_K1.12_30k"): [flat(0.1, model_size=order, error_tail=8.867)]}
+        got = claim.verdict(cells, artefact.paper_values, artefact.tolerance)
+        assert got.status == status, order
+        assert "(asked: 868.8 to 1303.2)" in got.numbers
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
