@@ -799,6 +799,19 @@ def test_a_paper_error_outside_is_explained_where_ours_and_the_papers_both_learn
         assert why.startswith(" — unexplained") != explained
 
 
+def test_only_an_error_is_said_to_learn_nothing_at_the_majority_class_rate():
+    """The no-skill rule reads a % error against the majority-class rate: a dictionary size (Table 2's #SV, on the
+    same binary streams) of 150 against the paper's 100 is not 'within 1% of the rate 10 or above it', and no
+    number but the error is explained by it."""
+    labels = [1.0] * 10 + [-1.0] * 90  # majority-class rate 10%
+    for metric in ("model_size", "learner_s"):
+        claim = Claim("Table 2", "the table", checks=(parse({"kind": "paper", "metric": metric}, "t"),))
+        cells = {("d", "a"): [Cell(0, [0.1] * 100, y=labels, extra={metric: 150.0})]}
+        got = claim.verdict(cells, {("d", "a"): {metric: 100.0}}, Tolerance())
+        assert got.status == "fails" and not got.causes, metric
+        assert "neither learns" not in got.numbers and "a 150 vs 100" in got.numbers
+
+
 def test_table_2s_numbers_quoted_by_polks_figures_are_table_2s():
     """Figure 2's and Figure 4's claims are checked on Table 2's risks too (the paper's own numbers fail "an order
     of magnitude" and "R < 0.1": 0.385/0.0919 = 4.2, and 0.120): each quoted number is the Table 2 artefact's."""

@@ -361,7 +361,9 @@ class Paper(Check):
                 inside.append(cell)
                 continue
             bracket = self._bracket(results, dataset, arm, ours, paper, tol)
-            rate = None if bracket else no_skill(results[(dataset, arm)], ours, float(np.atleast_1d(paper)[0]))
+            # the majority-class rate is an error's: a model order or a time is never 'no better' than it
+            error = self.metric == "loss" and not bracket
+            rate = no_skill(results[(dataset, arm)], ours, float(np.atleast_1d(paper)[0])) if error else None
             spread = None if bracket or rate is not None else self._spread(results, dataset, arm, paper)
             if bracket:
                 causes.add(bracket[0])
