@@ -187,6 +187,16 @@ def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     assert verdict(order, one_seed).status == "holds"  # means: 1.05 against 2, as before pairing
 
 
+def test_the_least_separated_pair_among_differences_the_same_on_every_seed_is_the_smallest_gap():
+    """Raker's OMKL and AdaMKL against the single kernels on Twitter: every arm the same on each seed, so every pair's
+    |t| is infinite, and the line named the first pair (omkl − rbf_01, -0.00724) as the least separated, where adamkl
+    − rbf_1 is -0.00123: among pairs of one |t|, the smallest gap decides."""
+    order = {"kind": "order", "metric": "loss", "arms": [["a", "b"], ["c", "d"]]}
+    got = verdict(order, _seeded({"a": [1.0] * 3, "b": [3.0] * 3, "c": [9.0] * 3, "d": [4.0] * 3}))
+    assert got.status == "holds"
+    assert got.numbers.endswith("least separated by seed (smallest |t|): b − d -1 on each of 3 seeds")
+
+
 @pytest.mark.parametrize("better", ["lower", "higher"])
 def test_an_order_by_seed_agrees_with_scipys_paired_t_test_two_sided(better):
     """Random arms (2 to 7 seeds, stored out of seed order, a seed run by one arm only): holds exactly when scipy's

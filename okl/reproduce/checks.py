@@ -240,8 +240,10 @@ class Order(Check):
             )  # fmt: skip
             text += "…" if len(broken) > 3 else ""
         elif paired := [(a, b, d) for a, b, d in judged if d is not None]:  # the comparison that decided it
-            a, b, d = min(paired, key=lambda p: p[2].margin)
-            text += f"; least separated by seed (smallest |t|): {d.text(a, b)}"  # not the smallest gap
+            # the smallest |t| (not the smallest gap), and of pairs of one |t| (the same on every seed: infinite) the
+            # smallest gap: the first pair was named, the farthest apart of them on Raker's Twitter
+            a, b, d = min(paired, key=lambda p: (p[2].margin, abs(p[2].mean)))
+            text += f"; least separated by seed (smallest |t|): {d.text(a, b)}"
         unresolved = bool(broken) and all(d is not None and not d.resolved for _, _, d in broken)
         return Outcome(dataset, "fails" if broken else "holds", text, unresolved=unresolved)
 
