@@ -3,6 +3,7 @@ the whole path runs on short prefixes (--smoke), failures are isolated, bad inpu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -235,6 +236,27 @@ def test_absent_data_is_skipped_with_the_fetch_command(no_data, results_root, tm
     assert code == 0
     assert "skipped pkawv_fig4_casp: data absent: okl-data fetch casp (or set OKL_DATA_MIRROR)" in stdout
     assert "Not drawn here: data absent" in (tmp_path / "REPRODUCTION.md").read_text()
+
+
+def test_a_skipped_section_is_written_again_and_only_a_drawn_one_is_kept(tmp_path):
+    """write_skipped kept any section an earlier okl-reproduce left, its own skipped one too: an artefact whose data
+    is absent kept the claims, reason and counts of the first time it was skipped, after its file changed. A drawn
+    section (data absent here, drawn elsewhere) is kept."""
+    from okl.reproduce.checks import Claim
+
+    artefact = catalog.load("pkawv_fig2_susy")
+    report.write_skipped(artefact, "data absent: okl-data fetch susy", tmp_path)
+    claim = Claim("§9", "A sentence added to the artefact since.", not_checkable="a reason")
+    edited = dataclasses.replace(artefact, claims=(*artefact.claims, claim))
+    report.write_skipped(edited, "data absent: okl-data fetch susy (or set OKL_DATA_MIRROR)", tmp_path)
+    text = (tmp_path / "pkawv_fig2_susy.md").read_text()
+    assert "A sentence added to the artefact since." in text and "(or set OKL_DATA_MIRROR)" in text
+    summary = json.loads((tmp_path / "pkawv_fig2_susy.json").read_text())
+    assert sum(summary["verdicts"].values()) == len(edited.claims)
+    drawn = {"runs": 8, "compute_s": 1.0, "status": "drawn"}
+    report.write_section(artefact, "## drawn elsewhere\n", drawn, tmp_path, report.verdicts(artefact, []))
+    report.write_skipped(edited, "data absent: okl-data fetch susy", tmp_path)
+    assert (tmp_path / "pkawv_fig2_susy.md").read_text() == "## drawn elsewhere\n"
 
 
 def test_list_names_every_artefact_with_its_data(no_data, capsys):

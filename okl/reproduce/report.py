@@ -387,8 +387,11 @@ def _summary(out: Path, name: str) -> dict | None:
 
 
 def write_skipped(artefact: Artefact, why: str, out: Path) -> None:
-    """A section saying why the artefact is not drawn, its claims not run, unless an earlier run left a real one."""
-    if not (out / f"{artefact.name}.md").exists():
+    """A section saying why the artefact is not drawn, its claims not run, unless an earlier run left a real one (a
+    drawn section: a skipped one is written again, with the artefact's claims and reason of now)."""
+    earlier = _summary(out, artefact.name)
+    drawn = earlier is not None and earlier.get("status") != "skipped" and (out / f"{artefact.name}.md").exists()
+    if not drawn:
         found = verdicts(artefact, [], absent=why)
         lines = [f"## {artefact.name}: {artefact.paper}, {artefact.title}", "", f"Not drawn here: {why}."]
         lines += claims(artefact, found) if artefact.claims else []
