@@ -8,6 +8,7 @@ import pytest
 from helpers import only_run, play_blocks, play_loop, relative_gap, stream
 from okl.dictionary.kors import KORS
 from okl.dictionary.nystrom import NystromMap
+from okl.errors import ConfigError
 from okl.kernels import Kernel
 from okl.learners import LEARNERS
 from okl.losses import TRAINING, curvature, derivative, excess
@@ -432,6 +433,28 @@ def test_batch_is_the_regularised_least_squares_solution_in_the_final_space():
     w = np.linalg.solve(F.T @ F + 0.3 * np.eye(F.shape[1]), F.T @ y)
     np.testing.assert_allclose(pred, F @ w, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(F @ F.T, GAUSS(X, Z) @ np.linalg.solve(GAUSS(Z, Z), GAUSS(Z, X)), atol=1e-9)
+
+
+def test_batch_truncate_keeps_the_eigen_directions_of_the_dictionary_above_its_tolerance():
+    """truncate: ridge on §2's Σ⁻¹Uᵀk_I(x) restricted to K_I's eigenvalues above truncate × the largest; with every
+    direction kept it is the Cholesky map's solution (the maps differ by a rotation)."""
+    X, y = stream(300, 3)
+    settings = dict(sigma=0.5, alpha=0.3, gamma=0.5, seed=5)
+    full = play_blocks(LEARNERS.get("kors_batch")(3, **settings), X, y, (100,))
+    every = LEARNERS.get("kors_batch")(3, truncate=1e-15, **settings)
+    np.testing.assert_allclose(play_blocks(every, X, y, (100,)), full, rtol=1e-7, atol=1e-9)
+    batch = LEARNERS.get("kors_batch")(3, truncate=1e-3, **settings)
+    pred = play_blocks(batch, X, y, (100,))
+    Z = X[batch.kors.index]
+    values, vectors = np.linalg.eigh(GAUSS(Z, Z))
+    kept = values > 1e-3 * values.max()
+    assert 0 < kept.sum() == batch.model_size < len(Z) == every.model_size
+    F = GAUSS(X, Z) @ (vectors[:, kept] / np.sqrt(values[kept]))
+    w = np.linalg.solve(F.T @ F + 0.3 * np.eye(F.shape[1]), F.T @ y)
+    np.testing.assert_allclose(pred, F @ w, rtol=1e-9, atol=1e-12)
+    assert batch.predict_one(X[7]) == pytest.approx(pred[7], rel=1e-9)
+    with pytest.raises(ConfigError, match="truncate"):
+        LEARNERS.get("kors_batch")(3, truncate=1.0, **settings)
 
 
 @pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])

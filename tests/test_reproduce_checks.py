@@ -637,6 +637,7 @@ ABLATIONS = {  # the arm run with the paper's setting differs from ours in that 
     ("pros_n_kons_table2", "b_kons_C1"): {"learner.C"},
     ("pros_n_kons_table2", "b_kons_C100"): {"learner.C"},
     ("pros_n_kons_table2", "kors_batch_squared_hinge"): {"learner.loss"},
+    ("pros_n_kons_table2", "kors_batch_truncate1e-8"): {"learner.truncate"},
     ("pros_n_kons_table2", "b_kons_eta1"): {"learner.eta"},
     ("pros_n_kons_table2", "pros_n_kons_eta0.3"): {"learner.eta"},
     ("pros_n_kons_table2", "b_kons_eta0.3"): {"learner.eta"},
