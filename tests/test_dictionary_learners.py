@@ -457,6 +457,16 @@ def test_batch_truncate_keeps_the_eigen_directions_of_the_dictionary_above_its_t
         LEARNERS.get("kors_batch")(3, truncate=1.0, **settings)
 
 
+def test_batch_truncate_on_an_empty_dictionary_predicts_zero_as_without_it():
+    """KORS may keep no point (γ far above every ridge leverage score): BATCH then predicts 0 from an empty model,
+    and with ``truncate`` too (the largest eigenvalue of an empty K_I was read: an IndexError)."""
+    X, y = stream(100, 3)
+    for truncate in (0.0, 1e-8):
+        batch = LEARNERS.get("kors_batch")(3, sigma=100.0, gamma=1e6, truncate=truncate, seed=5)
+        pred = play_blocks(batch, X, y, (50,))
+        assert len(batch.kors.X) == 0 and batch.model_size == 0 and not pred.any(), truncate
+
+
 @pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])
 def test_batch_classifier_minimises_its_regularised_loss(loss):
     """The smooth classification losses: the gradient of Σ ℓ(φ̃_tᵀw, y_t) + α||w||² vanishes at BATCH's w

@@ -105,7 +105,7 @@ class KORSBatch(KORSLearner, Learner):
         self.map.extend(self.kors.X)
         if self.params.truncate:
             values, vectors = np.linalg.eigh(self.map.kernel(self.kors.X, self.kors.X))
-            kept = values > self.params.truncate * values[-1]
+            kept = values > self.params.truncate * values.max(initial=0.0)  # an empty K_I (KORS kept no point)
             self.top = vectors[:, kept] / np.sqrt(values[kept])
         m, alpha = self.model_size, self.params.alpha
         if self.params.loss == "square":
