@@ -512,8 +512,8 @@ def _judged(
     mean: float, per_seed: Sequence[float], lo: float | None, hi: float | None, what: str = "ours"
 ) -> tuple[bool, str]:
     """Whether a mean over seeds meets the bounds, as our seeds resolve it: (holds, "" or why not resolved). Each
-    bound is a t-test of the seeds' values against it (:class:`Difference`, as an order's pairs are): a mean on the
-    right side that the seeds do not separate from the bound does not hold, and is said to be not resolved (a bound
+    bound is a t-test of the seeds' values against it (:class:`Difference`, as an order's pairs are): a mean on either
+    side that the seeds do not separate from the bound does not hold, and is said to be not resolved (a bound
     read on means alone held 0.953 ± 0.068 "at most 1" over 5 seeds). With fewer than two seeds the mean decides."""
     for bound, above in ((lo, True), (hi, False)):
         if bound is None:

@@ -190,11 +190,12 @@ def _explained(artefact: Artefact, claim, verdict: Verdict, own: Verdict | None)
     outside the paper's, or ours and the paper's both no better than the majority class
     (:class:`~okl.reproduce.checks.Paper`); "not resolved by our seeds" where our seeds' t-test
     cannot tell what failed a part (:class:`~okl.reproduce.checks.Difference`: an order's paired comparison, the
-    paper's number against our seeds'); the paper's own numbers where they fail the same part (the paper's text is
-    contradicted by its tables, not a reproduction gap); the rest "unexplained", with the deviation the claim names as
-    its candidate cause: typed in the artefact's file, measured by nothing that decides the part, so never given as
-    the cause. ``own``: the claim checked on the paper's own numbers. Nothing when no part failed (a claim that is
-    partly only because a part was not run says so in its verdict)."""
+    paper's number against our seeds', a bound's or a ratio's limit against our seeds' values); the paper's own
+    numbers where they fail the same part (the paper's text is contradicted by its tables, not a reproduction gap);
+    the rest "unexplained", with the deviation the claim names as its candidate cause: typed in the artefact's file,
+    measured by nothing that decides the part, so never given as the cause. ``own``: the claim checked on the
+    paper's own numbers. Nothing when no part failed (a claim that is partly only because a part was not run says so
+    in its verdict)."""
     if verdict.status not in FAILED or not verdict.failed:
         return ""
     deviation = artefact.deviation(claim.explained_by) if claim.explained_by else None
