@@ -34,9 +34,12 @@ The kinds (``lower`` is better unless ``better: higher``):
   for ``metric``: ``reported_as`` (another metric of the row, where ours is a reading of it: Table 3's risk against
   our risk less its penalty), ``against`` (another arm's row: an arm at the text's settings) or ``value`` (a number
   no reported row holds: a caption's, or a cell's second number);
-- ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``;
+- ``ratio``: mean(``arm``) / mean(``over``) within ``[at_least, at_most]``, each limit held to a two-sided
+  one-sample t-test of the ratios per seed (the seeds both ran) against it: a limit they do not resolve does not
+  hold, with that as its computed cause (:func:`_judged`); one seed: the means decide;
 - ``seeds``: ``arm`` beats ``over`` in at least ``share`` of the seeds both ran, paired by seed;
-- ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``;
+- ``bound``: the mean of every arm of ``arms`` within ``[at_least, at_most]``, each limit held to a t-test of
+  the arm's seeds' values against it as a ratio's is;
 - ``trend``: along ``arms`` (a parameter growing), the mean, or with ``towards`` its distance to that arm's
   (``metric: y_hat``: the largest prediction gap max_t |ŷ_t − ŷ_t(towards)|, per seed), never rises and ends
   below where it starts; it falls on some steps only: partly.
