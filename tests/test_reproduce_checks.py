@@ -154,6 +154,22 @@ def test_a_bound_or_a_ratio_our_seeds_do_not_separate_from_its_limit_is_not_reso
     assert verdict(ratio, _seeded({"a": tight, "b": over})).status == "holds"
 
 
+def test_a_ratio_is_decided_by_its_seeds_ratios_where_the_ratio_of_means_lies_across_the_limit():
+    """The t-test read the seeds' ratios and the verdict the ratio of the means: ratios 0.9, 0.9, 0.9, 0.9, 1.01
+    (resolved below 1) held "at least 1" by a ratio of means of 1.006 (one seed's denominator a hundred times the
+    others'), and an arm with seeds the other did not run was judged by means over different seeds. The seeds'
+    ratios decide, and the line says where the ratio of means disagrees."""
+    a = [0.9, 0.9, 0.9, 0.9, 101.0]
+    b = [1.0, 1.0, 1.0, 1.0, 100.0]
+    ratio = {"kind": "ratio", "metric": "loss", "arm": "a", "over": "b", "at_least": 1.0}
+    got = verdict(ratio, _seeded({"a": a, "b": b}))
+    assert np.mean(a) / np.mean(b) > 1.0 and got.status == "fails"
+    assert got.numbers.endswith(", but 0.922 per seed (mean of 5), outside")
+    common = {("d", "a"): [flat(v, seed=s) for s, v in enumerate([1.2, 1.21, 1.19, 1.2, 1.2])]}
+    common[("d", "b")] = [flat(v, seed=s) for s, v in enumerate([1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0])]
+    assert verdict(ratio, common).status == "holds"  # 1.2 on each seed both ran; 1.2 / 3.29 over the means
+
+
 def test_an_order_of_arms_run_on_the_same_seeds_is_decided_by_a_paired_t_test():
     """a − b over the seeds both ran, against scipy's paired t-test: a consistent small win across seeds that vary
     a lot holds; a mean difference our seeds do not resolve does not, in either direction, and says so as its
