@@ -203,6 +203,18 @@ def test_non_finite_predictions_fail_with_the_round_and_keep_earlier_rounds(okl_
     assert len(df) == m.rounds > 0 and np.isfinite(df.cum_loss).all()
 
 
+def test_non_finite_predictions_on_a_binary_stream_fail_though_their_zero_one_loss_is_finite(okl_run, results_root):
+    # fogd's weights overflow to nan by round 3: nan * y <= 0 is False, a zero-one loss of 0 (a correct round)
+    code, out, err = okl_run(*FAST, "dataset.task=binary", "learner=fogd", "learner.eta=1e200")
+    assert code == 2, out
+    assert err.startswith("okl-run: error: fogd predicted nan at round ") and err.count("\n") == 1
+    assert "a non-finite prediction: check its step size" in err
+    m = only_run(results_root).manifest()
+    assert m.status == "failed" and 0 < m.rounds < 10
+    df = results.load(status=None)
+    assert len(df) == m.rounds and np.isfinite(df.y_hat).all()
+
+
 BAD_INPUTS = [
     (
         ["learner=pkawv_tayler"],

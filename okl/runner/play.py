@@ -126,7 +126,8 @@ def play(
         m = len(yb)
         with np.errstate(over="ignore", invalid="ignore"):
             loss = loss_fn(yb, y_hat)
-        finite = np.isfinite(loss)
+        # a prediction too: a binary task's zero-one loss of a nan is 0 (nan * y <= 0 is False), a correct round
+        finite = np.isfinite(loss) & np.isfinite(y_hat)
         keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
         cum = np.add.accumulate(np.concatenate(([position.cum_loss], loss[:keep])))[1:]
         columns = {
@@ -145,8 +146,9 @@ def play(
         position.cum_loss = float(cum[-1]) if keep else position.cum_loss
         position.learner_ns += int(spent[keep - 1]) if keep else 0
         if keep < m:
+            what = "loss" if np.isfinite(y_hat[keep]) or not np.isfinite(loss[keep]) else "prediction"
             raise NumericalError(
-                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite loss: {ADVICE}"
+                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite {what}: {ADVICE}"
             )
         if position.t in position.checkpoints:
             writer.checkpoint(**heldout.score(plan, position.t))
