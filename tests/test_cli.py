@@ -215,6 +215,20 @@ def test_non_finite_predictions_on_a_binary_stream_fail_though_their_zero_one_lo
     assert len(df) == m.rounds and np.isfinite(df.y_hat).all()
 
 
+def test_a_non_finite_diagnostic_fails_the_run_though_its_predictions_are_finite(okl_run, results_root):
+    # BSGD's first step 1/(λ·1) = 1e300 overflows ||f||²: its risk was written as nan and merging chose by nan
+    code, out, err = okl_run(
+        *FAST, "dataset.task=binary", "learner=bsgd", "learner.loss=hinge", "learner.eta=null", "learner.lam=1e-300"
+    )
+    assert code == 2, out
+    assert err.startswith("okl-run: error: bsgd predicted ") and err.count("\n") == 1
+    assert "with a non-finite risk (" in err and "check its step size" in err
+    m = only_run(results_root).manifest()
+    assert m.status == "failed" and 0 < m.rounds < 10
+    df = results.load(status=None)
+    assert len(df) == m.rounds and np.isfinite(df[["risk", "penalty"]]).all(axis=None)
+
+
 BAD_INPUTS = [
     (
         ["learner=pkawv_tayler"],

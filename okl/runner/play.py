@@ -128,6 +128,9 @@ def play(
             loss = loss_fn(yb, y_hat)
         # a prediction too: a binary task's zero-one loss of a nan is 0 (nan * y <= 0 is False), a correct round
         finite = np.isfinite(loss) & np.isfinite(y_hat)
+        for values in diagnostics.values():  # and the learner's own numbers (BSGD's risk), written beside them
+            if values.dtype.kind == "f":
+                finite &= np.isfinite(values)
         keep = m if finite.all() else int(np.argmin(finite))  # rounds before the first bad one
         cum = np.add.accumulate(np.concatenate(([position.cum_loss], loss[:keep])))[1:]
         columns = {
@@ -146,10 +149,7 @@ def play(
         position.cum_loss = float(cum[-1]) if keep else position.cum_loss
         position.learner_ns += int(spent[keep - 1]) if keep else 0
         if keep < m:
-            what = "loss" if np.isfinite(y_hat[keep]) or not np.isfinite(loss[keep]) else "prediction"
-            raise NumericalError(
-                f"{learner.name} predicted {y_hat[keep]:.3g} at round {position.t + 1:,}, a non-finite {what}: {ADVICE}"
-            )
+            raise NumericalError(_non_finite(learner.name, position.t + 1, y_hat[keep], loss[keep], diagnostics, keep))
         if position.t in position.checkpoints:
             writer.checkpoint(**heldout.score(plan, position.t))
         if writer.due() and position.t < plan.rounds:  # the last part closes as the run finishes (lifecycle)
@@ -160,6 +160,15 @@ def play(
             raise Timeout
         if observe is not None:
             observe(position.t, position.average)
+
+
+def _non_finite(name: str, t: int, y_hat: float, loss: float, diagnostics: dict[str, np.ndarray], i: int) -> str:
+    """The error of round ``t``, the first whose loss, prediction or a diagnostic (row ``i``) is not finite."""
+    if not np.isfinite(loss) or not np.isfinite(y_hat):
+        what = "prediction" if np.isfinite(loss) else "loss"
+        return f"{name} predicted {y_hat:.3g} at round {t:,}, a non-finite {what}: {ADVICE}"
+    key = next(k for k, v in diagnostics.items() if v.dtype.kind == "f" and not np.isfinite(v[i]))
+    return f"{name} predicted {y_hat:.3g} at round {t:,} with a non-finite {key} ({diagnostics[key][i]:.3g}): {ADVICE}"
 
 
 Played = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]  # X, y, ŷ, ns, diagnostics
