@@ -452,6 +452,16 @@ def test_fogd_refuses_a_feature_count_that_cannot_fit_before_allocating_it(monke
     assert per_frequency * fitting <= system.GIB < per_frequency * (fitting + 1)  # the most that fit
 
 
+@pytest.mark.parametrize("name", ["rbf_ogd", "omkl"])
+def test_a_budget_above_the_rounds_allocates_for_the_rounds_only(name):
+    """rbf_ogd with budget=10**10 allocated its 10**10 support vectors at round 1 (a 596 GiB internal MemoryError on
+    a 300-round run) where its footprint counts min(n, budget): it plays as without a budget."""
+    X, y = stream(100, 3)
+    huge = make(name, budget=10**15)
+    np.testing.assert_array_equal(play_blocks(huge, X, y, (16, 1)), play_blocks(make(name, budget=None), X, y, (16, 1)))
+    assert huge.model_size == (100 if name == "rbf_ogd" else 300)
+
+
 def test_okl_run_refuses_kernel_awv_on_too_many_rounds_at_once_unless_a_time_budget_may_stop_it(
     okl_run, results_root, monkeypatch
 ):

@@ -96,9 +96,10 @@ class RBFOGD(BlockLearner):
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         p = self.params
-        cap = self.count + len(y) if p.budget is None else p.budget
-        if cap > len(self.S):  # grow (by doubling) before the compiled loop
-            size = max(cap, 2 * len(self.S)) if p.budget is None else p.budget
+        cap = self.count + len(y) if p.budget is None else min(self.count + len(y), p.budget)
+        if cap > len(self.S):  # grow (by doubling, up to the budget) before the compiled loop: budget=10**10 on a
+            size = max(cap, 2 * len(self.S))  # short run was a 596 GiB MemoryError, past footprint's min(n, budget)
+            size = size if p.budget is None else min(size, p.budget)
             S, alpha = np.zeros((size, self.d)), np.zeros(size)
             S[: self.count], alpha[: self.count] = self.S[: self.count], self.alpha[: self.count]
             self.S, self.alpha = S, alpha
