@@ -452,6 +452,26 @@ def test_fogd_refuses_a_feature_count_that_cannot_fit_before_allocating_it(monke
     assert per_frequency * fitting <= system.GIB < per_frequency * (fitting + 1)  # the most that fit
 
 
+def test_fogd_embeds_a_block_a_bounded_number_of_features_at_a_time(monkeypatch):
+    """learner.D=10000000 embedded a 256-round block at once: 38 GiB of features, an internal MemoryError."""
+    import tracemalloc
+
+    from okl.learners.random_features import fogd
+
+    X, y = stream(256, 3)
+    whole = FOGD(3, D=5000, eta=0.01).predict_learn_block(X, y)  # 256 × 10,000 features: 20 MB at once
+    monkeypatch.setattr(fogd, "EMBEDDED", 1 << 20, raising=False)
+    learner = FOGD(3, D=5000, eta=0.01)
+    tracemalloc.start()
+    try:
+        chunked = learner.predict_learn_block(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("name", ["rbf_ogd", "omkl"])
 def test_a_budget_above_the_rounds_allocates_for_the_rounds_only(name):
     """rbf_ogd with budget=10**10 allocated its 10**10 support vectors at round 1 (a 596 GiB internal MemoryError on

@@ -46,6 +46,8 @@ from okl.losses import TRAINING
 from okl.params import ADDED, GaussianParams, dead_zone
 from okl.validation import integer_at_least, non_negative, one_of, positive, seed
 
+EMBEDDED = 64 << 20  # bytes of features a block embeds at once (:meth:`FOGD.predict_learn_block`)
+
 
 @dataclass(frozen=True)
 class FOGDParams(GaussianParams):
@@ -113,7 +115,14 @@ class FOGD(Learner):
         self._play(z, np.array([y]), np.empty(1))
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return self._play(self.features.transform(X), y, np.empty(len(y)))
+        """The block's rounds embedded ``EMBEDDED`` bytes of features at a time (all at once below D ≈ 16,000 at 256
+        rounds): learner.D=10000000 embedded a 256-round block in one 38 GiB array, an internal MemoryError past the
+        memory check of the state."""
+        out = np.empty(len(y))
+        rows = max(1, EMBEDDED // (8 * self.features.dim))
+        for a in range(0, len(y), rows):
+            self._play(self.features.transform(X[a : a + rows]), y[a : a + rows], out[a : a + rows])
+        return out
 
     def _play(self, Z: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
         p = self.params
