@@ -452,6 +452,29 @@ def test_fogd_refuses_a_feature_count_that_cannot_fit_before_allocating_it(monke
     assert per_frequency * fitting <= system.GIB < per_frequency * (fitting + 1)  # the most that fit
 
 
+@pytest.mark.parametrize(
+    ("name", "extra", "what"),
+    [
+        ("bsgd", {"budget": 10**12}, "bsgd: a budget of 1,000,000,000,000 support vectors in d=3: 67,055.2 GiB"),
+        ("dual_sgd", {"budget": 10**12}, "dual_sgd: a budget of 1,000,000,000,000 support vectors and D=20"),
+        ("dual_sgd", {"D": 10**12}, "dual_sgd: a budget of 30 support vectors and D=1,000,000,000,000 frequencies"),
+    ],
+)
+def test_a_budget_allocated_before_round_1_is_refused_before_it_is_allocated(monkeypatch, name, extra, what):
+    """bsgd and dual_sgd allocate their budget of support vectors (and dual_sgd its D frequencies) at construction:
+    learner.budget=10000000000 was an internal MemoryError (596 GiB)."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError) as info:
+        make(name, **extra)
+    message = str(info.value)
+    assert message.startswith(what) and "more than half the 2.0 GiB available: lower learner." in message
+    if name == "bsgd":
+        fitting = int(message.split("lower learner.budget (at most ")[1].split()[0].replace(",", ""))
+        make(name, budget=fitting)  # the most that fit
+        with pytest.raises(ResourceError):
+            make(name, budget=fitting + 1)
+
+
 def test_fogd_embeds_a_block_a_bounded_number_of_features_at_a_time(monkeypatch):
     """learner.D=10000000 embedded a 256-round block at once: 38 GiB of features, an internal MemoryError."""
     import tracemalloc

@@ -86,6 +86,15 @@ class BSGD(KernelExpansion):
     losses_by_task = {"multiclass": "multi_hinge", "binary": "hinge"}
     revision = 1  # 1: the per-round penalty (λ/2)||f||² recorded beside the risk (the numbers are unchanged)
 
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The buffers of B + 1 support vectors allocated before round 1: X, X/σ, one coefficient a class (two
+        counted) and the half norms."""
+        B = self.params.budget
+        return 8 * (B + 1) * (2 * self.d + 3), f"a budget of {B:,} support vectors in d={self.d}"
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        return f"lower learner.budget (at most {budget // (8 * (2 * self.d + 3)) - 1:,} fit)"
+
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         self.norm2 = 0.0

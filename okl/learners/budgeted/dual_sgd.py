@@ -99,6 +99,17 @@ class DualSGD(BlockLearner):
 
     Params = DualSGDParams
 
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """The B support vectors and coefficients allocated before round 1, the D×d frequencies, the 2D weights and
+        a merge's 2D features."""
+        p = self.params
+        return 8 * (p.budget * (self.d + 1) + p.D * (self.d + 4)), (
+            f"a budget of {p.budget:,} support vectors and D={p.D:,} frequencies in d={self.d}"
+        )
+
+    def memory_advice(self, budget: int, rounds: int) -> str:
+        return "lower learner.budget or learner.D"
+
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
         p = self.params
