@@ -35,6 +35,18 @@ def bandwidth(name: str, value: object) -> None:
         )
 
 
+def squared_bandwidth(name: str, value: object) -> None:
+    """Require a Gaussian width σ² (the multi-kernel learners' ``sigma2``): a normal float64, so that its σ passes
+    :func:`bandwidth`. Below it raker and omkl refused it as their expert's ``sigma``, adamkl failed at round 1 and
+    adaraker played it."""
+    positive(name, value)
+    if value < sys.float_info.min:
+        raise ConfigError(
+            f"{name} must be >= {sys.float_info.min:.3g} (got {value!r}): for a smaller Gaussian width σ² "
+            f"underflows and the kernel is nan"
+        )
+
+
 def non_negative(name: str, value: object) -> None:
     """Require a finite real number >= 0."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:

@@ -1,6 +1,7 @@
 """Every learner: block = loop, online causality; exact learners against closed forms; paper facts."""
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -523,6 +524,17 @@ def test_the_smallest_bandwidth_allowed_gives_finite_predictions(name):
     assert np.isfinite(play_blocks(make(name, sigma=SMALLEST_BANDWIDTH), X, y, (16, 1))).all()
     with pytest.raises(ConfigError, match=f"sigma must be >= 1.49e-154 \\(got {SMALLEST_BANDWIDTH / 2!r}\\)"):
         make(name, sigma=SMALLEST_BANDWIDTH / 2)
+
+
+@pytest.mark.parametrize("name", ["raker", "omkl", "adaraker", "adamkl"])
+def test_the_smallest_kernel_width_allowed_gives_finite_predictions(name):
+    """sigma2=[1e-310] was refused by raker and omkl as their expert's 'sigma must be >= 1.49e-154', failed adamkl
+    at round 1 with that line and was played by adaraker: it is refused as sigma2, the smallest allowed plays."""
+    X, y = stream_of(name, 50, 3)
+    smallest = sys.float_info.min
+    assert np.isfinite(play_blocks(make(name, sigma2=(smallest, 1.0)), X, y, (16, 1))).all()
+    with pytest.raises(ConfigError, match=f"sigma2 must be >= 2.23e-308 \\(got {smallest / 4!r}\\)"):
+        make(name, sigma2=(smallest / 4, 1.0))
 
 
 def test_an_ensemble_checks_the_memory_of_each_expert(monkeypatch):

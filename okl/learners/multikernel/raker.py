@@ -39,7 +39,7 @@ from okl.errors import ConfigError
 from okl.learners.base import register
 from okl.learners.ensembles.ewa import EWA
 from okl.learners.multikernel.raker_code import RakerCode
-from okl.validation import integer_at_least, non_negative, one_of, positive, seed
+from okl.validation import integer_at_least, non_negative, one_of, positive, seed, squared_bandwidth
 
 # The default step of each variant: §4's η = 0.5 for the text's Raker; for the code's, whose step
 # η/10 on the gradient −2(y − f)z with ||z||² = D is a least-mean-squares gain of ηD/5 (5 at D = 50:
@@ -61,7 +61,7 @@ class EnsembleParams:
         if not self.sigma2:
             raise ConfigError("sigma2 must list at least one kernel bandwidth σ² (e.g. [0.1, 1, 10])")
         for s2 in self.sigma2:
-            positive("sigma2", s2)
+            squared_bandwidth("sigma2", s2)
         positive("eta", self.eta)
         non_negative("lam", self.lam)
 
