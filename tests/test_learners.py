@@ -545,6 +545,18 @@ def test_an_ensemble_checks_the_memory_of_each_expert(monkeypatch):
     make("omkl", n=200_000_000).require_memory(200_000_000)  # SETTINGS' budget of 40 vectors: it fits
 
 
+def test_an_ensemble_checks_the_sum_of_its_experts_states(monkeypatch):
+    """Three experts each under half the memory passed together above it (ewa of pkawv_taylor at d=18, M=5:
+    3 × 8.4 GiB with 22.7 GiB available)."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    learner = make("ewa", experts=[dict(name="kernel_awv", sigma=0.8, lam=lam) for lam in (0.1, 1.0, 10.0)])
+    rounds = next(n for n in range(1000, 10**6, 1000) if learner.experts[0].footprint(n)[0] > 0.4 * system.GIB)
+    for expert in learner.experts:
+        expert.require_memory(rounds)  # each fits alone
+    with pytest.raises(ResourceError, match=r"^ewa: the states of its 3 experts together \(the exact "):
+        learner.require_memory(rounds)
+
+
 def test_a_snapshot_of_the_exact_factor_holds_its_written_rows_only(tmp_path):
     """A factor allocated at the horizon is mostly unwritten pages: a snapshot of all of them wrote 20 GB files
     (a 200,000-round horizon) where 30 MB of rows had been computed. Restored, it predicts and learns on exactly."""

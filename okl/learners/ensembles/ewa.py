@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from okl import system
 from okl.errors import ConfigError
 from okl.learners.base import LEARNERS, BlockLearner, Learner, register
 from okl.learners.ensembles.weights import normalised
@@ -118,10 +119,21 @@ class EWA(BlockLearner):
                 raise ConfigError(f"ewa's expert {i} ({expert.name}): {_expert_keys(exc, i)}") from None
 
     def require_memory(self, rounds: int) -> None:
-        """Each expert's check: an expert keeps its whole state (omkl's support vectors grow with the rounds)."""
+        """Each expert's check (an expert keeps its whole state: omkl's support vectors grow with the rounds), then
+        their states' sum: three pkawv_taylor experts at d=18, M=5 (8.4 GiB each) were let through where 22.7 GiB were
+        available."""
         super().require_memory(rounds)
-        for expert in getattr(self, "experts", ()):  # none yet when the base class checks at construction
+        experts = getattr(self, "experts", ())  # none yet when the base class checks at construction
+        for expert in experts:
             expert.require_memory(rounds)
+        found = [f for f in (expert.footprint(rounds) for expert in experts) if f is not None]
+        if len(found) > 1:
+            system.require_memory(
+                sum(nbytes for nbytes, _ in found),
+                f"{self.name}: the states of its {len(experts)} experts together ({found[0][1]}, ...)",
+                self.lighter or "use fewer or lighter experts (learner.experts)",
+                share=system.STATE_SHARE,
+            )
 
     @property
     def grows(self) -> bool:

@@ -93,6 +93,7 @@ class Raker(EWA):
     Params = RakerParams
     tasks = ("regression",)
     instead = KERNELS
+    lighter = "lower learner.D"
 
     def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)
         return super().__new__(_RakerCode if cls is Raker and params.get("variant") == "code" else cls)
