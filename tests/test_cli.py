@@ -215,6 +215,7 @@ def test_non_finite_predictions_on_a_binary_stream_fail_though_their_zero_one_lo
     assert len(df) == m.rounds and np.isfinite(df.y_hat).all()
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # bsgd's norm at λ = 1e-300, the point
 def test_a_non_finite_diagnostic_fails_the_run_though_its_predictions_are_finite(okl_run, results_root):
     # BSGD's first step 1/(λ·1) = 1e300 overflows ||f||²: its risk was written as nan and merging chose by nan
     code, out, err = okl_run(
