@@ -218,8 +218,7 @@ def _downloaded(spec: Spec, file: File, data: Path) -> Located:
     building them at once wrote one ``.part`` together (the second's hash read a file the first had renamed)."""
     path = data / spec.name / file.name
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{file.name}.lock"), "a") as lock:
-        _locked(lock, True)
+    with _held(path.with_name(f".{file.name}.lock")):
         return find(spec, file, data, None) or download(spec, file, data)
 
 
@@ -239,7 +238,15 @@ def parse_lock(directory: Path, wait: bool = True) -> Iterator[bool]:
     processes that need the same cache at once take turns, and each looks for it again once it has the lock.
     ``wait=False``: yield False at once, holding nothing, when another process holds it."""
     directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path(directory), "a") as lock:
+    with _held(lock_path(directory), wait) as free:
+        yield free
+
+
+@contextlib.contextmanager
+def _held(lock_file: Path, wait: bool = True) -> Iterator[bool]:
+    """Hold the exclusive lock of ``lock_file`` (made if absent, kept after: another process may be waiting on it) until
+    the block ends; ``wait=False``: yield False at once, holding nothing, when another process holds it."""
+    with open(lock_file, "a") as lock:
         yield _locked(lock, wait)
 
 
