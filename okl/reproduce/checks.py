@@ -252,10 +252,15 @@ class Order(Check):
 
     def _paired(self, a: Sequence[Cell], b: Sequence[Cell], t: int | None) -> Difference | None:
         """a against b over the seeds both ran (None: fewer than two, compared by means instead)."""
-        mine = {c.seed: v for c in a if (v := _value(c, self.metric, t)) is not None}
-        theirs = {c.seed: v for c in b if (v := _value(c, self.metric, t)) is not None}
-        common = sorted(mine.keys() & theirs.keys())
-        return Difference.of([mine[s] - theirs[s] for s in common], self.better == "lower")
+        return Difference.of([x - y for x, y in by_seed(a, b, self.metric, t)], self.better == "lower")
+
+
+def by_seed(a: Sequence[Cell], b: Sequence[Cell], metric: str, t: int | None) -> list[tuple[float, float]]:
+    """(a's, b's) ``metric`` on each seed both ran and scored, in seed order: an order's pairs, a ratio's per seed, a
+    share of seeds won."""
+    mine = {c.seed: v for c in a if (v := _value(c, metric, t)) is not None}
+    theirs = {c.seed: v for c in b if (v := _value(c, metric, t)) is not None}
+    return [(mine[s], theirs[s]) for s in sorted(mine.keys() & theirs.keys())]
 
 
 @dataclass(frozen=True)
@@ -496,11 +501,7 @@ class Ratio(Check):
         a, b = got.means[self.arm], got.means[self.over]
         ratio = a / b if b else float("inf")
         runs = _runs(results, dataset, [self.arm, self.over])
-        theirs = {c.seed: _value(c, self.metric, got.rounds) for c in runs[self.over]}
-        mine = {c.seed: _value(c, self.metric, got.rounds) for c in runs[self.arm]}
-        per_seed = [
-            mine[s] / theirs[s] for s in sorted(mine.keys() & theirs.keys()) if mine[s] is not None and theirs[s]
-        ]
+        per_seed = [x / y for x, y in by_seed(runs[self.arm], runs[self.over], self.metric, got.rounds) if y]
         # the seeds' ratios decide where there are two or more (the test's numbers): the ratio of the means can lie on
         # the other side of a limit when the denominators vary across seeds, or when an arm ran seeds the other did not
         decided = float(np.mean(per_seed)) if len(per_seed) >= 2 else ratio
@@ -586,10 +587,7 @@ class Seeds(Check):
         if runs is None:
             return _not_run(dataset, [self.arm, self.over], results)
         t = _matched(runs, self.metric)
-        theirs = {c.seed: c for c in runs[self.over]}
-        pairs = [(c, theirs[c.seed]) for c in runs[self.arm] if c.seed in theirs]
-        scored = [(_value(a, self.metric, t), _value(b, self.metric, t)) for a, b in pairs]
-        scored = [(a, b) for a, b in scored if a is not None and b is not None]
+        scored = by_seed(runs[self.arm], runs[self.over], self.metric, t)
         if not scored:
             return _undecided(dataset, [self.arm, self.over], results, self.metric)
         won = sum(self.beats(a, b) for a, b in scored)
