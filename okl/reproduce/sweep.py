@@ -8,11 +8,8 @@ run's plan, so the runs it names are the run directories ``okl-run -m`` writes.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hydra import initialize_config_module
@@ -22,6 +19,7 @@ from omegaconf import DictConfig
 from okl import config
 from okl.compose import Composer
 from okl.config import Plan
+from okl.system import older_objects_frozen
 
 ARM = "arm/"  # the config group of the arms: one learner with its own keys per option
 
@@ -82,31 +80,13 @@ def expand(preset: str, overrides: list[str]) -> list[Run]:
     drawn (:meth:`~okl.compose.Composer.compose_each`)."""
     runs: dict[str, Run] = {}
     combos = combinations(preset, overrides)
-    with _older_objects_frozen(), initialize_config_module(config_module="okl.conf", version_base="1.3"):
+    with older_objects_frozen(), initialize_config_module(config_module="okl.conf", version_base="1.3"):
         composer = Composer.current()
         for combo, cfg in zip(combos, composer.compose_each(combos), strict=True):
             arm = next((o.split("=", 1)[1] for o in combo if o.startswith(ARM)), cfg.learner.name)
             plan = config.plan(cfg)
             runs.setdefault(str(plan.run_dir().path), Run(tuple(combo), plan, arm))
     return list(runs.values())
-
-
-@contextlib.contextmanager
-def _older_objects_frozen() -> Iterator[None]:
-    """The objects this process held before planning (its imports: about 200,000 modules, classes, functions,
-    Hydra's and OmegaConf's state) out of the garbage collector's sight while it plans (:func:`gc.freeze`, then
-    :func:`gc.unfreeze`, unless the process froze objects itself): the first full collection, which the objects
-    planning makes set off, went through every one of them: 0.1-0.2 s of planning ``pros_n_kons_table1`` on a new
-    machine (0.2 → 0.03 s in collections, measured). Afterwards they are the collector's again (a library call
-    does not keep a caller's objects from it for good)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def replay(run: Run, reference: Run) -> Run:

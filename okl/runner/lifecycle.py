@@ -44,6 +44,7 @@ from okl.system import (
     blas,
     blas_limited,
     git_state,
+    older_objects_frozen,
     peak_rss,
     reset_peak_rss,
     signals_deferred,
@@ -276,7 +277,7 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         total=plan.rounds, initial=position.t, unit="round", unit_scale=True, disable=not progress, file=sys.stderr
     )
     try:
-        with blas_limited(), _sigterm_as_interrupt():
+        with blas_limited(), _sigterm_as_interrupt(), older_objects_frozen():
             writer.manifest.blas_threads = max((p["num_threads"] for p in blas().info()), default=None)
             if state is None:
                 prepare(plan, position)
