@@ -632,6 +632,29 @@ def test_a_round_played_one_input_at_a_time_passes_over_the_history_once_per_add
     np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
 
 
+def test_rounds_played_alone_between_blocks_and_a_snapshot_read_the_state_the_blocks_left():
+    """The one-round call keeps its arguments (the dictionary's arrays, the ridge's P and b) from round to round while
+    the sizes stay: stretches of rounds played alone, between blocks that grow the dictionary and across a pickled
+    snapshot, predict what one block over the whole stream predicts, and every round alone reads its own coin."""
+    import pickle
+
+    rng = np.random.default_rng(5)
+    X, y = rng.uniform(-1, 1, (600, 3)), rng.normal(size=600)
+    reference = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1, seed=4).predict_learn_block(X, y)
+    learner, ours, grew = LEARNERS.get("pkrr_nystrom")(3, sigma=0.5, lam=0.1, seed=4), [], 0
+    for a in range(0, 600, 100):
+        size = learner.model_size
+        ours.extend(learner.predict_learn_block(X[a : a + 40], y[a : a + 40]))
+        grew += learner.model_size > size
+        if a == 300:
+            learner = pickle.loads(pickle.dumps(learner))
+        for t in range(a + 40, a + 100):
+            ours.append(learner.predict_one(X[t]))
+            learner.learn_one(X[t], y[t])
+    assert grew >= 3 and learner.kors.t == 600
+    np.testing.assert_allclose(ours, reference, rtol=1e-9, atol=1e-12)
+
+
 def test_kors_rounds_decided_one_at_a_time_keep_the_dictionary_of_its_blocks():
     """decide_one on the compiled path, then skip or join_one (which takes the decision's projection L⁻¹k(I, x)
     instead of projecting x again) leave KORS as its blocks do: the same points, p̃, rounds and L⁻¹."""
@@ -643,7 +666,7 @@ def test_kors_rounds_decided_one_at_a_time_keep_the_dictionary_of_its_blocks():
     blocks.run(X[150:])
     for x in X:
         w = GAUSS(x[None, :], one.X)[0] if one.size else np.zeros(0)
-        _, p, joins = decide_one(*one.one(), GAUSS.diag(x[None, :])[0], w)
+        _, p, joins = decide_one(*one.one(), one.coin(), GAUSS.diag(x[None, :])[0], w)
         one.join_one(x, w, p) if joins else one.skip(p)
     assert 20 < one.size == blocks.size and one.t == blocks.t == 400
     np.testing.assert_array_equal(one.X, blocks.X)
@@ -711,7 +734,7 @@ def test_a_predict_many_between_a_joining_rounds_prediction_and_learning_changes
         plain.learn_one(x_t, y_t)
         probed.predict_one(x_t)
         size = probed.map.dim
-        if size and probed._one(x_t)[5]:
+        if size and probed._one(x_t)[3]:
             probed.predict_many(x_t[None, :])
         probed.learn_one(x_t, y_t)
         joins += size > 0 and probed.map.dim > size
@@ -734,7 +757,7 @@ def test_a_joining_round_refused_for_memory_changes_nothing_and_can_be_played_ag
     for x_t, y_t in zip(X, y, strict=True):
         ours.append(learner.predict_one(x_t))
         sizes = learner.kors.size, learner.kors.t, learner.map.dim, learner.ridge.dim, learner.history.n
-        if learner.model_size and not refused and learner._one(x_t)[5]:
+        if learner.model_size and not refused and learner._one(x_t)[3]:
             widen = History._widen
             monkeypatch.setattr(History, "_widen", lambda *a: (_ for _ in ()).throw(ResourceError("no memory")))
             with pytest.raises(ResourceError, match="no memory"):

@@ -136,9 +136,14 @@ class KORS:
         return added
 
     def one(self) -> tuple:
-        """The arguments of :func:`decide_one` that hold this dictionary (L⁻¹, ε, β, the coming round's coin and
-        the room the budget leaves), for compiled code that plays one unscaled round."""
-        return self.L_inv, self.gamma, self.eps, self.beta, self.coins.at(self.t), self.budget - self.size
+        """The arguments of :func:`decide_one` that hold this dictionary (L⁻¹, ε, β and the room the budget leaves),
+        for compiled code that plays one unscaled round: they change only when a point joins, so a learner keeps
+        them from round to round; the round's own coin is :meth:`coin`."""
+        return self.L_inv, self.gamma, self.eps, self.beta, self.budget - self.size
+
+    def coin(self) -> float:
+        """The coming round's coin u_t, for :func:`decide_one`."""
+        return self.coins.at(self.t)
 
     @staticmethod
     def one_stand_ins() -> Iterator[tuple[int, np.ndarray, tuple]]:
@@ -146,7 +151,7 @@ class KORS:
         round's 1×1, which numpy calls C-ordered, then Fortran-ordered ones), its size n, an n×n identity of that
         layout and a stand-in of ``one()`` holding it."""
         for n, square in ((1, np.eye(1)), (2, np.eye(2, order="F"))):
-            yield n, square, (square, 1.0, 0.5, 1.0, np.float64(1.0), 1)
+            yield n, square, (square, 1.0, 0.5, 1.0, 1)
 
     def skip(self, p: float) -> None:
         """Record the coming round as :func:`decide_one` decided it: not joining, with probability p̃ = ``p``."""
@@ -257,10 +262,11 @@ def _scan(norms, diag, u, gamma, eps, beta, room, commit, start, added, tau, p):
 
 
 @njit(nogil=True)
-def decide_one(L_inv, gamma, eps, beta, u, room, diag, w):
-    """One unscaled round as compiled code (the arguments of :meth:`KORS.one`, then k(x, x) and w holding
-    k(I, x)): w ← L⁻¹ k(I, x), then Eq. 4; returns (τ̃, p̃, joins). The per-round twin of ``_projections``
-    and ``_scan``; the round is then recorded by :meth:`KORS.skip`, or by :meth:`KORS.join_one` with w when it joins."""
+def decide_one(L_inv, gamma, eps, beta, room, u, diag, w):
+    """One unscaled round as compiled code (the arguments of :meth:`KORS.one`, the coin u of :meth:`KORS.coin`, then
+    k(x, x) and w holding k(I, x)): w ← L⁻¹ k(I, x), then Eq. 4; returns (τ̃, p̃, joins). The per-round twin of
+    ``_projections`` and ``_scan``; the round is then recorded by :meth:`KORS.skip`, or by :meth:`KORS.join_one`
+    with w when it joins."""
     norm = 0.0
     if len(w):
         lower_times(L_inv, w)

@@ -122,7 +122,7 @@ class ProsNKons(KORSLearner, BlockLearner):
         warm(_ons, np.zeros((1, 0)), np.zeros(1), empty, np.zeros((0, 0)), empty, 0, 1.0, 0.0, False, np.empty(1))
         for n, square, kors in KORS.one_stand_ins():  # a run's layouts: 1×1 is C, R⁻¹ later F
             point = np.zeros((n, d))
-            one = point[0], *self._kernel, point, point, True, kors, square, np.eye(n), *np.zeros((1, n)), 1.0
+            one = point[0], *self._kernel, point, point, True, kors, 1.0, square, np.eye(n), *np.zeros((1, n)), 1.0
             warm(_peek_one, *one, *np.zeros((3, n)))  # compile (or load) it now, not inside timed rounds
 
     def _reset(self) -> None:
@@ -207,8 +207,8 @@ class ProsNKons(KORSLearner, BlockLearner):
         _, k, phi, v = self._buffers
         kors, nystrom = self.kors, self.map
         found = _peek_one(
-            x, *self._kernel, kors.X, nystrom.Z, sizes[0] == sizes[1], kors.one(), nystrom.R_inv, self.P, self.w,
-            self.params.C, k, phi, v,
+            x, *self._kernel, kors.X, nystrom.Z, sizes[0] == sizes[1], kors.one(), kors.coin(), nystrom.R_inv,
+            self.P, self.w, self.params.C, k, phi, v,
         )  # fmt: skip
         self._round = key, (*found, phi, v)
         return self._round[1]
@@ -261,10 +261,11 @@ def _ons_step(phi, v, h_val, y_bar, y, w, P, omega, loss, C, eta, free):
 
 
 @njit(nogil=True)
-def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, w, C, k, phi, v):
+def _peek_one(x, gaussian, sigma, X, Z, shared, kors, u, R_inv, P, w, C, k, phi, v):
     """A round at x outside a restart, as one compiled call: φ̃(x) into phi (from k_Z(x), a copy of k(I, x) when the
     map holds every KORS point, ``shared``), v ← Ã⁻¹φ̃ and the prediction; then KORS's decision for x
-    (:func:`~okl.dictionary.kors.decide_one` on k ← k(I, x), I = X). Returns (ŷ, h, φ̃ᵀυ, p̃, joins)."""
+    (:func:`~okl.dictionary.kors.decide_one` on k ← k(I, x), I = X, and the round's coin u). Returns (ŷ, h, φ̃ᵀυ, p̃,
+    joins)."""
     diag = kernel_row(gaussian, sigma, x, X, k)
     if shared:
         phi[:] = k
@@ -272,5 +273,5 @@ def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, w, C, k, phi, v)
         kernel_row(gaussian, sigma, x, Z, phi)
     embed_one(R_inv, phi)
     h_val, y_bar = _look(phi, P, w, v)
-    _, p, joins = decide_one(*kors, diag, k)
+    _, p, joins = decide_one(*kors, u, diag, k)
     return (y_bar - excess(y_bar, C) if h_val > 0.0 else y_bar), h_val, y_bar, p, joins

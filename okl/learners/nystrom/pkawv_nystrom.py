@@ -37,6 +37,15 @@ through KORS, the map and the ridge, 1.4-1.6 s with the compiled calls, against 
 one process, a loaded machine, against the commit before) a joining round taken from its prediction: CPU
 2.29-2.40 → 2.04-2.21 s, the 169 joining rounds 0.64-1.01 → 0.48-0.77 s.
 
+The floor of the per-round path, measured on casp (pkrr, σ = λ = 1, one process, the older objects frozen as
+``okl-run`` does, three runs, a machine whose blocks took 0.31-0.45 s in the same process): the compiled calls
+alone (:func:`_peek_one`, then ``update_one``, KORS's skip and the history's record, no Python around them) take
+0.60-0.66 s for the rounds that add no point, the joining rounds 0.24-0.26 s, so 2.6-2.9× the blocks' 0.31-0.33 s
+before any Python is counted; the rounds through ``predict_one``/``learn_one`` took 0.78-0.92 s (with the checks of
+the inputs, the key of the round and the calls' frames), 3.3-3.7× in all. A round's matrix-vector products are
+bound by the core's cache bandwidth where the block's matrix products are bound by its arithmetic, so rounds played
+one by one stay near 3× the blocks whatever their Python costs.
+
 Two threads: while the ridge plays SUB rounds, a second thread embeds the next SUB (kernel rows, the
 triangular product, and the new coordinates' statistics over them) and records the last ones in the
 history; the history pass and KORS's products are split between the two threads too. The BLAS calls
@@ -111,7 +120,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self.ridge = OnlineRidge(0, p.lam, awv=self.awv)
         self.history = History(d, self.name)
         self._pending: tuple | None = None  # the last _one: ((x's bytes, round), its result)
-        self._buffers: tuple = (None,)  # (sizes, w, φ̃, v) of _one
+        self._buffers: tuple = (None,)  # (sizes, the arguments of _peek_one after the round's x and coin)
         self._kernel = kernel.compiled
         warm(self._load_one)
 
@@ -121,7 +130,7 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         rounds have 1×1 matrices, which numpy calls C-ordered, the later ones Fortran-ordered ones."""
         x = np.zeros(self.d)
         for n, square, kors in KORS.one_stand_ins():
-            _peek_one(x, *self._kernel, np.zeros((n, self.d)), np.zeros((n, self.d)), True, kors, square, square,
+            _peek_one(x, 1.0, *self._kernel, np.zeros((n, self.d)), np.zeros((n, self.d)), True, kors, square, square,
                       np.zeros(n), self.awv, np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
             update_one(square, np.zeros(n), np.zeros(n), np.zeros(n), 0.0, 0.0)
 
@@ -163,7 +172,8 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
             self._play_block(X, np.array([y], dtype=np.float64), self._selected(X))
             return
         self._pending = None
-        _, h, p, phi, v, joins, w = one
+        _, h, p, joins = one
+        w, phi, v = self._buffers[1][-3:]
         if joins:
             self._join_one(x, y, p, phi, w, v, h)
             return
@@ -205,39 +215,46 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         self.recorded = {key: np.array([size]) for key, size in zip(SIZES, (self.map.dim, self.kors.size), strict=True)}
 
     def _one(self, x: np.ndarray) -> tuple | None:
-        """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃,
-        φ̃(x), v, joins, w), with the ridge's v = A⁻¹φ̃ and h = φ̃ᵀv of Algorithm 1, KORS's p̃ and projection
-        w = L⁻¹k(I, x), all in the current span (ŷ is not the prediction when x joins and leaves the span:
-        :meth:`predict_one`); None when the span is empty. O(m² + md), the cost of a round of a block; the calls
-        through KORS, the map and the ridge, each with its numpy overhead, cost 5× more (see the module)."""
+        """The coming round at x as one compiled call (:func:`_peek_one`), kept for its ``learn_one``: (ŷ, h, p̃, joins)
+        with h = φ̃ᵀv of Algorithm 1 and KORS's p̃, in the current span, and in the buffers the call wrote (the last
+        three of ``_buffers[1]``) KORS's projection w = L⁻¹k(I, x), φ̃(x) and the ridge's v = A⁻¹φ̃ (ŷ is not the
+        prediction when x joins and leaves the span: :meth:`predict_one`); None when the span is empty. O(m² + md),
+        the cost of a round of a block; the calls through KORS, the map and the ridge, each with its numpy overhead,
+        cost 5× more (see the module). The call's other arguments change only when the dictionary grows (every array
+        they hold is replaced then, and only then), so they are kept with the sizes they were taken at."""
         key = (x.tobytes(), self.kors.t)
-        if self._pending is not None and self._pending[0] == key:
-            return self._pending[1]
-        kors, nystrom, ridge, one = self.kors, self.map, self.ridge, None
+        pending = self._pending
+        if pending is not None and pending[0] == key:
+            return pending[1]
+        kors, nystrom, one = self.kors, self.map, None
         sizes = kors.size, nystrom.dim
         if sizes[1]:
-            if self._buffers[0] != sizes:  # w, φ̃, v: reused from round to round
-                self._buffers = sizes, np.empty(sizes[0]), np.empty(sizes[1]), np.empty(sizes[1])
-            _, w, phi, v = self._buffers
-            shared = sizes[0] == sizes[1]  # the map holds every KORS point (it skips those in the span)
-            found = _peek_one(
-                x,
-                *self._kernel,
-                kors.X,
-                nystrom.Z,
-                shared,
-                kors.one(),
-                nystrom.R_inv,
-                ridge.P,
-                ridge.b,
-                self.awv,
-                w,
-                phi,
-                v,
-            )
-            one = (*found[:3], phi, v, found[3], w)
+            if self._buffers[0] != sizes:
+                self._buffers = sizes, self._arguments(sizes)
+            one = _peek_one(x, kors.coin(), *self._buffers[1])
         self._pending = key, one
         return one
+
+    def _arguments(self, sizes: tuple[int, int]) -> tuple:
+        """The arguments of :func:`_peek_one` after the round's x and coin, for a dictionary of these sizes (KORS's,
+        the map's), with new buffers w, φ̃, v."""
+        kors, nystrom, ridge = self.kors, self.map, self.ridge
+        shared = sizes[0] == sizes[1]  # the map holds every KORS point (it skips those in the span)
+        w, phi, v = np.empty(sizes[0]), np.empty(sizes[1]), np.empty(sizes[1])
+        return (
+            *self._kernel,
+            kors.X,
+            nystrom.Z,
+            shared,
+            kors.one(),
+            nystrom.R_inv,
+            ridge.P,
+            ridge.b,
+            self.awv,
+            w,
+            phi,
+            v,
+        )
 
     def predict_learn_block(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self._play_block(X, y, self._selected(X))
@@ -309,8 +326,11 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
         one = self._one(x)
         if one is None:
             return float(self.predict_many(x[None, :])[0])
-        y_hat, _, _, phi, _, joins, _ = one
-        rho2 = self.map.squared_residual(x, phi) if joins else 0.0
+        y_hat, _, _, joins = one
+        if not joins:
+            return y_hat
+        phi = self._buffers[1][-2]
+        rho2 = self.map.squared_residual(x, phi)
         return float(self._with_new_coordinates(x[None, :], phi[None, :], np.array([rho2]))[0]) if rho2 > TOL else y_hat
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
@@ -338,9 +358,9 @@ class PKAWVNystrom(KORSLearner, BlockLearner):
 
 
 @njit(nogil=True)
-def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, v):
-    """KORS's decision for x as the coming round (:func:`~okl.dictionary.kors.decide_one` on w ← k(I, x),
-    I = X), then φ̃(x) into phi (:func:`~okl.dictionary.nystrom.embed_one` on k_Z(x): a copy of k(I, x) when
+def _peek_one(x, u, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, v):
+    """KORS's decision for x as the coming round with its coin u (:func:`~okl.dictionary.kors.decide_one` on
+    w ← k(I, x), I = X), then φ̃(x) into phi (:func:`~okl.dictionary.nystrom.embed_one` on k_Z(x): a copy of k(I, x) when
     the map holds every KORS point, ``shared``) and the ridge's prediction (v ← Pφ̃,
     :func:`~okl.linalg.online_ridge.predict_one`), in one call: (ŷ, h, p̃, joins), w left holding L⁻¹k(I, x) (for
     :meth:`~okl.dictionary.kors.KORS.join_one`). When x joins and leaves the span, ŷ is that of the span before
@@ -350,7 +370,7 @@ def _peek_one(x, gaussian, sigma, X, Z, shared, kors, R_inv, P, b, awv, w, phi, 
         phi[:] = w
     else:
         kernel_row(gaussian, sigma, x, Z, phi)
-    _, p, joins = decide_one(*kors, diag, w)
+    _, p, joins = decide_one(*kors, u, diag, w)
     embed_one(R_inv, phi)
     y_hat, h = predict_one(P, b, phi, awv, v)
     return y_hat, h, p, joins
