@@ -557,6 +557,47 @@ def test_an_ensemble_checks_the_sum_of_its_experts_states(monkeypatch):
         learner.require_memory(rounds)
 
 
+def test_an_ensemble_refuses_its_experts_states_together_before_it_builds_any(monkeypatch):
+    """Raker's kernels are fogd experts whose D×d frequencies are drawn as each is built: at learner.D=100000000
+    the first drew and wrote 6.7 GiB, then the second, before the sum was refused. Now nothing is drawn: the
+    experts' planned states are summed first, each fitting alone."""
+    from okl.features import random_fourier
+
+    drawn = []
+    original = random_fourier.RandomFourierFeatures.__init__
+    monkeypatch.setattr(
+        random_fourier.RandomFourierFeatures,
+        "__init__",
+        lambda self, *a, **k: drawn.append(1) or original(self, *a, **k),
+    )
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    D = int(0.8 * system.GIB / (8 * (5 + 4)))  # 0.8 GiB per kernel: under half of 2 GiB, three are not
+    with pytest.raises(ResourceError, match=r"^raker: the states of its 3 experts together \(D=.*: lower learner\.D$"):
+        LEARNERS.get("raker")(5, sigma2=(0.1, 1.0, 10.0), D=D)
+    assert not drawn
+    LEARNERS.get("raker")(5, sigma2=(0.1, 1.0, 10.0), D=50)
+    assert len(drawn) == 3
+    with pytest.raises(ConfigError) as built:
+        LEARNERS.get("fogd")(5, D=0)
+    with pytest.raises(ConfigError) as planned:  # a planned expert's key error is the one building it gave
+        LEARNERS.get("ewa")(5, experts=[{"name": "fogd"}, {"name": "fogd", "D": 0}])
+    assert str(planned.value) == str(built.value) == "learner 'fogd': D must be an integer >= 1 (got 0)"
+
+
+def test_adaraker_checks_its_frequencies_and_levels_before_it_draws_them(monkeypatch):
+    """AdaRaker keeps each kernel's D×d frequencies and θ of the levels started: learner.D=100000000 drew
+    frequencies until its time ran out, with no check. Its footprint counts the levels the rounds start."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    with pytest.raises(ResourceError, match=r"^adaraker: 3 kernels' D=100,000,000 frequencies in d=5 .*lower learner"):
+        LEARNERS.get("adaraker")(5, sigma2=(0.1, 1.0, 10.0), D=100_000_000)
+    learner = LEARNERS.get("adaraker")(5, sigma2=(0.1, 1.0), D=50)
+    assert learner.footprint(0)[0] == 8 * 2 * 50 * (5 + 2)  # one level before any round
+    assert learner.footprint(1024)[0] == 8 * 2 * 50 * (5 + 2 * 11)  # intervals of 2^0 .. 2^10 rounds
+    X, y = stream(1024, 5)
+    learner.predict_learn_block(X, y)
+    assert np.count_nonzero(np.abs(learner.theta).sum(axis=(1, 2))) <= 11  # the levels it counts
+
+
 def test_a_snapshot_of_the_exact_factor_holds_its_written_rows_only(tmp_path):
     """A factor allocated at the horizon is mostly unwritten pages: a snapshot of all of them wrote 20 GB files
     (a 200,000-round horizon) where 30 MB of rows had been computed. Restored, it predicts and learns on exactly."""

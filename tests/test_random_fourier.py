@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from okl.features import random_fourier
 from okl.features.random_fourier import RandomFourierFeatures
 from okl.features.sincos import sincos_rows
 from okl.kernels import gaussian
@@ -100,3 +101,18 @@ def test_orthogonal_features_are_unbiased_with_lower_variance_than_iid_features(
     assert (np.abs(bias) <= 4 * spread / np.sqrt(300)).all()  # unbiased within 4 standard errors
     _, iid_spread = kernel_errors(X, D=16, orthogonal=False)
     assert np.mean(spread**2) < 0.6 * np.mean(iid_spread**2)  # equal D, smaller variance (Yu et al. 2016)
+
+
+@pytest.mark.parametrize(("D", "d", "blocks"), [(53, 5, 3), (12, 4, 4096), (7, 9, 1), (1, 1, 2)])
+def test_orthogonal_blocks_drawn_together_are_those_drawn_one_by_one(monkeypatch, D, d, blocks):
+    """The blocks of orthogonal rows are drawn and factored ``BLOCKS`` at a time (stacked QR; learner.D=40000000 spent
+    minutes in a Python loop over its blocks): the same bits as drawing each block's Q matrix, then its S matrix,
+    and factoring it alone, across the chunks' ends and for D not a multiple of d."""
+    monkeypatch.setattr(random_fourier, "BLOCKS", blocks)
+    g = np.random.default_rng(3)
+    rows = []
+    for _ in range(-(-D // d)):
+        Q, R = np.linalg.qr(g.standard_normal((d, d)))
+        S = np.linalg.norm(g.standard_normal((d, d)), axis=1)
+        rows.append(S[:, None] * (Q * np.sign(np.diag(R))[None, :]))
+    np.testing.assert_array_equal(random_fourier._orthogonal_rows(np.random.default_rng(3), D, d), np.vstack(rows)[:D])

@@ -23,6 +23,8 @@ from okl.features.sincos import sincos_rows
 from okl.seeding import rng
 from okl.warmup import warm
 
+BLOCKS = 4096  # orthogonal blocks drawn and factored at a time (_orthogonal_rows)
+
 
 class RandomFourierFeatures:
     """The map z_V with D frequencies drawn from the stream ``rng(seed, "random_fourier")``."""
@@ -62,11 +64,16 @@ def embed(maps: list[RandomFourierFeatures], X: np.ndarray) -> np.ndarray:
 
 
 def _orthogonal_rows(g: np.random.Generator, D: int, d: int) -> np.ndarray:
-    """S Q stacked over ⌈D/d⌉ independent blocks (first D rows): Q Haar-orthogonal, S_ii ~ χ_d."""
-    blocks = []
-    for _ in range(-(-D // d)):
-        Q, R = np.linalg.qr(g.standard_normal((d, d)))
-        Q *= np.sign(np.diag(R))[None, :]  # Haar measure (Mezzadri 2007)
-        S = np.linalg.norm(g.standard_normal((d, d)), axis=1)  # χ_d
-        blocks.append(S[:, None] * Q)
-    return np.vstack(blocks)[:D]
+    """S Q stacked over ⌈D/d⌉ independent blocks (first D rows): Q Haar-orthogonal, S_ii ~ χ_d. Each block draws its
+    Gaussian d×d matrix for Q, then the one for S; ``BLOCKS`` blocks at a time draw and factor together (stacked
+    QR), the same numbers as block by block (tested), which took learner.D=40000000 minutes in Python's loop."""
+    total = -(-D // d)
+    V = np.empty((total * d, d))
+    for a in range(0, total, BLOCKS):
+        k = min(BLOCKS, total - a)
+        G = g.standard_normal((k, 2, d, d))  # block by block: Q's matrix, then S's
+        Q, R = np.linalg.qr(G[:, 0])
+        Q *= np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]  # Haar measure (Mezzadri 2007)
+        S = np.linalg.norm(G[:, 1], axis=2)  # χ_d
+        V[a * d : (a + k) * d] = (S[:, :, None] * Q).reshape(k * d, d)
+    return V[:D]

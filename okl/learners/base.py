@@ -120,6 +120,16 @@ class Learner(ABC):
         self.require_memory(0)  # before any allocation: the state that does not grow (FOGD's D features)
         warm(_all_finite, np.zeros(1))  # the input checks' loop (:func:`_checked`), not inside timed rounds
 
+    @classmethod
+    def planned(cls, d: int, **params: Any) -> Learner:
+        """The learner ``cls(d, **params)`` would be, holding ``d`` and its checked ``params`` and no state: what
+        :meth:`footprint` reads, so that a state is checked before anything allocates it (ewa checks its experts'
+        states together before it builds any)."""
+        learner = object.__new__(cls)
+        learner.d, learner.horizon = int(d), None
+        learner.params = build_params("learner", cls.name or cls.__name__, cls.Params, params)
+        return learner
+
     def footprint(self, rounds: int) -> tuple[int, str] | None:
         """The memory of the learner's state after ``rounds`` rounds when it is large and known before round 1
         (it grows with the rounds, or with a setting such as FOGD's D): (bytes, what holds them), else None.

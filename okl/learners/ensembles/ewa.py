@@ -38,6 +38,7 @@ Example: The weights move to the better expert:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -86,7 +87,7 @@ class EWA(BlockLearner):
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
-        self.experts, seeded = [], False
+        specs, seeded = [], False
         for spec in self.expert_configs():
             spec = dict(spec)
             cls = LEARNERS.get(spec.pop("name"))
@@ -94,6 +95,10 @@ class EWA(BlockLearner):
                 spec["seed"], seeded = getattr(self.params, "seed", 0), True
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
+            specs.append((cls, spec))
+        self.experts = []
+        self._require_together([_planned_state(d, i, cls, spec) for i, (cls, spec) in enumerate(specs)])
+        for cls, spec in specs:
             try:
                 self.experts.append(cls(d, horizon=horizon, **spec))
             except ConfigError as exc:
@@ -120,17 +125,23 @@ class EWA(BlockLearner):
 
     def require_memory(self, rounds: int) -> None:
         """Each expert's check (an expert keeps its whole state: omkl's support vectors grow with the rounds), then
-        their states' sum: three pkawv_taylor experts at d=18, M=5 (8.4 GiB each) were let through where 22.7 GiB were
-        available."""
+        their states' sum (:meth:`_require_together`; checked before round 1 as before any expert is built)."""
         super().require_memory(rounds)
         experts = getattr(self, "experts", ())  # none yet when the base class checks at construction
         for expert in experts:
             expert.require_memory(rounds)
-        found = [f for f in (expert.footprint(rounds) for expert in experts) if f is not None]
+        self._require_together([expert.footprint(rounds) for expert in experts])
+
+    def _require_together(self, found: list[tuple[int, str] | None]) -> None:
+        """The experts' states (their footprints) must fit together: three pkawv_taylor experts at d=18, M=5 (8.4 GiB
+        each) were let through where 22.7 GiB were available; and before any expert is built, since each allocates
+        its own state as it is built (raker at D=100,000,000 drew and wrote 6.7 GiB of frequencies for its first
+        kernel, then its second, before the sum was refused)."""
+        found = [f for f in found if f is not None]
         if len(found) > 1:
             system.require_memory(
                 sum(nbytes for nbytes, _ in found),
-                f"{self.name}: the states of its {len(experts)} experts together ({found[0][1]}, ...)",
+                f"{self.name}: the states of its {len(found)} experts together ({found[0][1]}, ...)",
                 self.lighter or "use fewer or lighter experts (learner.experts)",
                 share=system.STATE_SHARE,
             )
@@ -174,6 +185,26 @@ class EWA(BlockLearner):
     @property
     def model_size(self) -> int:
         return sum(e.model_size for e in self.experts)
+
+
+def _planned_state(d: int, i: int, cls: type[Learner], spec: dict) -> tuple[int, str] | None:
+    """Expert i's state before its first round (``cls(d, **spec)``'s footprint at 0 rounds), without building it
+    (:meth:`Learner.planned`); its key errors in okl-run's keys. Remembered for specs of plain values: the interval
+    ensembles build an instance of their ewa every other round, each with the same experts but their rates."""
+    items: tuple | None = tuple(sorted(spec.items()))
+    try:
+        hash(items)
+    except TypeError:  # a key holds a list or a mapping (an ewa of ewas): nothing to remember it by
+        items = None
+    try:
+        return cls.planned(d, **spec).footprint(0) if items is None else _planned_footprint(d, cls, items)
+    except ConfigError as exc:
+        raise ConfigError(_expert_keys(exc, i)) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _planned_footprint(d: int, cls: type[Learner], spec: tuple) -> tuple[int, str] | None:
+    return cls.planned(d, **dict(spec)).footprint(0)
 
 
 def _expert_keys(exc: ConfigError, i: int) -> str:

@@ -69,9 +69,19 @@ class AdaRaker(IntervalEnsemble):
     Params = AdaRakerParams
     instead = KERNELS
     Instance = Raker
+    lighter = "lower learner.D"
 
     def __new__(cls, *args, **params):  # variant=code: the code's learner (copies and pickles pass no args)
         return super().__new__(_AdaRakerCode if cls is AdaRaker and params.get("variant") == "code" else cls)
+
+    def footprint(self, rounds: int) -> tuple[int, str]:
+        """Each kernel's D×d frequencies, and θ (2D per kernel) of the levels whose intervals have started by then
+        (the array of all ``LEVELS`` is reserved, its pages written as levels start): learner.D=100000000 drew
+        frequencies until its time ran out, with no check."""
+        P, D = len(self.params.sigma2), self.params.D
+        levels = max(rounds, 1).bit_length()
+        what = f"{P} kernels' D={D:,} frequencies in d={self.d} and θ of {levels} level{'s' * (levels > 1)}"
+        return 8 * P * D * (self.d + 2 * levels), what
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
         super().__init__(d, horizon=horizon, **params)
