@@ -102,7 +102,7 @@ def _task(cfg) -> float:
             _fail(f"{outcome.summary(plan)}; run the command again once it has finished", BUSY)
         print(outcome.summary(plan), flush=True)
         if outcome.status == "failed":
-            raise OklError(f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})")
+            raise OklError(outcome.failure())
     except (OklError, OSError) as exc:
         if multirun or os.environ.get("OKL_DEBUG"):  # Hydra names the failing job's overrides, then main() prints
             raise  # the message (or, under OKL_DEBUG, the traceback: a user's error too, as the module says)

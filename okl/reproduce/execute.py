@@ -230,12 +230,12 @@ def _execute(plan) -> tuple[str, str]:
     except Exception as exc:  # noqa: BLE001 - a crash in one run (a numba error, ...) must not stop the others
         return "failed", one_line(exc)
     if outcome.status == "failed":
-        return "failed", f"{outcome.error} ({outcome.rounds:,} rounds saved in {outcome.run.path})"
+        return "failed", outcome.failure()
     if outcome.skipped and outcome.status == "running":  # another okl process plays it now
         return "failed", f"skipped: {outcome.error}; run the command again once it has finished"
     loss = "" if outcome.average_loss is None else f", average {plan.loss[0]} loss {outcome.average_loss:.6g}"
     reused = " (reused)" if outcome.skipped else ""
-    return outcome.status, f"{outcome.status}{reused}, {outcome.rounds:,} rounds in {outcome.learner_s:.2f} s{loss}"
+    return outcome.status, f"{outcome.status}{reused}, {outcome.played} in {outcome.learner_s:.2f} s{loss}"
 
 
 def one_line(exc: BaseException) -> str:

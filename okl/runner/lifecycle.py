@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from okl import analyses
@@ -76,6 +77,15 @@ class Outcome:
     regret: dict | None = None  # the manifest's regret entry, when a comparator scored the run
     kept: str | None = None  # a run kept as it was: the setting outside its identity it was played with otherwise
 
+    @property
+    def played(self) -> str:
+        """The rounds the run holds, in words: "1 round", "2,000 rounds"."""
+        return f"{self.rounds:,} round{'s' * (self.rounds != 1)}"
+
+    def failure(self) -> str:
+        """A failed run's one line: its error, and where the rounds it played before it are saved."""
+        return f"{self.error} ({self.played} saved in {self.run.path})"
+
     def summary(self, plan: Plan) -> str:
         what = f"{plan.learner.name} on {plan.dataset.name} (seed {plan.run.seed})"
         if self.skipped and self.status == "running":
@@ -89,7 +99,7 @@ class Outcome:
         if self.started_over:
             resumed = f" (started over: {self.started_over})"
         return (
-            f"{what}: {self.status}{resumed}, {self.rounds:,} rounds in {self.learner_s:.2f} s, "
+            f"{what}: {self.status}{resumed}, {self.played} in {self.learner_s:.2f} s, "
             f"average {plan.loss[0]} loss {loss}{regret} -> {self.run.rounds_path}{self._unfinished()}"
         )
 
@@ -277,7 +287,8 @@ def _played(plan: Plan, run: RunDir, previous: Manifest | None, progress: bool, 
         total=plan.rounds, initial=position.t, unit="round", unit_scale=True, disable=not progress, file=sys.stderr
     )
     try:
-        with blas_limited(), _sigterm_as_interrupt(), older_objects_frozen():
+        # numpy's warnings of a diverging learner (an overflowing norm) came before the one line of its failure
+        with blas_limited(), _sigterm_as_interrupt(), older_objects_frozen(), np.errstate(all="ignore"):
             writer.manifest.blas_threads = max((p["num_threads"] for p in blas().info()), default=None)
             if state is None:
                 prepare(plan, position)

@@ -124,8 +124,7 @@ def play(
             return
         Xb, yb, y_hat, spent, diagnostics = played
         m = len(yb)
-        with np.errstate(over="ignore", invalid="ignore"):
-            loss = loss_fn(yb, y_hat)
+        loss = loss_fn(yb, y_hat)  # (numpy's warnings are off while a run plays: the loop checks what is not finite)
         # a prediction too: a binary task's zero-one loss of a nan is 0 (nan * y <= 0 is False), a correct round
         finite = np.isfinite(loss) & np.isfinite(y_hat)
         for values in diagnostics.values():  # and the learner's own numbers (BSGD's risk), written beside them
