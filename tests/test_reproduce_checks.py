@@ -67,6 +67,18 @@ def test_order_holds_fails_and_holds_partly_naming_the_datasets():
     assert higher.status == "fails" and "a ≤ c" in higher.numbers  # 2.5 is not above c's 3
 
 
+def test_a_run_without_a_value_is_left_out_of_a_check_as_out_of_the_table():
+    """A run whose metric is NaN (no rounds in its final 5%, a held-out score it never wrote) counts as no value:
+    the table's mean ± std left it out while the check's mean became NaN, and the order failed on it."""
+    from okl import results
+
+    a = [flat(1.0, seed=s, risk_tail=v) for s, v in enumerate((1.0, 1.2, float("nan")))]
+    b = [flat(2.0, seed=s, risk_tail=v) for s, v in enumerate((2.0, 2.1, 2.3))]
+    got = verdict({"kind": "order", "metric": "risk_tail", "arms": ["a", "b"]}, {("d", "a"): a, ("d", "b"): b})
+    assert got.status == "holds" and "risk_tail a 1.1 | b 2.133" in got.numbers
+    assert results.mean_std([c.value("risk_tail") for c in a])[0] == pytest.approx(1.1)
+
+
 def test_arms_of_different_lengths_are_compared_at_the_rounds_both_reached():
     """a is better over the 50 rounds b played, worse over its own 100: the claim is judged on rounds 1..50."""
     a = Cell(0, [1.0] * 50 + [9.0] * 50)

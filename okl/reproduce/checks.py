@@ -181,7 +181,10 @@ def _unequal(runs: Mapping[str, Sequence[Cell]]) -> tuple[int, int] | None:
 
 
 def _value(cell: Cell, metric: str, t: int | None) -> float | None:
-    return cell.value(metric) if t is None else cell.at(metric, t)
+    """A run's ``metric`` (after round ``t``); None when it has none, a NaN included: left out of a check's means and
+    pairs as out of the table's (:func:`okl.results.mean_std`), where a NaN had made the mean NaN and an order fail."""
+    v = cell.value(metric) if t is None else cell.at(metric, t)
+    return None if v is None or v != v else v
 
 
 def values(results: Results, dataset: str, arms: Sequence[str], metric: str, matched: bool = True) -> Values | None:
