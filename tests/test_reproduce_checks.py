@@ -79,6 +79,16 @@ def test_a_run_without_a_value_is_left_out_of_a_check_as_out_of_the_table():
     assert results.mean_std([c.value("risk_tail") for c in a])[0] == pytest.approx(1.1)
 
 
+def test_a_bound_leaves_a_run_without_a_value_out_of_its_test_as_of_its_mean():
+    """The bound's t-test read the seeds' values with the NaN (no noise to speak of: the mean alone decided, and
+    held) where its mean left it out; the three seeds with values leave the bound unresolved either way."""
+    bound = {"kind": "bound", "metric": "risk_tail", "arms": ["a"], "at_most": 1.1}
+    values = (0.9, 1.1, 1.05)
+    without = {("d", "a"): [flat(1.0, seed=s, risk_tail=v) for s, v in enumerate(values)]}
+    with_nan = {("d", "a"): [flat(1.0, seed=s, risk_tail=v) for s, v in enumerate((*values, float("nan")))]}
+    assert verdict(bound, without).status == verdict(bound, with_nan).status == "not resolved"
+
+
 def test_arms_of_different_lengths_are_compared_at_the_rounds_both_reached():
     """a is better over the 50 rounds b played, worse over its own 100: the claim is judged on rounds 1..50."""
     a = Cell(0, [1.0] * 50 + [9.0] * 50)

@@ -566,7 +566,9 @@ class Bound(Check):
             return _undecided(dataset, list(self.arms), results, self.metric)
         runs = _runs(results, dataset, list(self.arms))
         judged = {
-            a: _judged(v, [x for c in runs[a] if (x := c.value(self.metric)) is not None], self.at_least, self.at_most)
+            a: _judged(
+                v, [x for c in runs[a] if (x := _value(c, self.metric, None)) is not None], self.at_least, self.at_most
+            )
             for a, v in got.means.items()
         }
         ok = [a for a, (held, _) in judged.items() if held]
