@@ -584,6 +584,37 @@ def test_an_ensemble_refuses_its_experts_states_together_before_it_builds_any(mo
     assert str(planned.value) == str(built.value) == "learner 'fogd': D must be an integer >= 1 (got 0)"
 
 
+def test_raker_counts_its_kernels_in_either_variant_and_an_ewa_counts_an_ensemble_expert_s(monkeypatch):
+    """Raker's code variant draws its kernels' frequencies itself (no fogd experts to build): it had no check at all;
+    an ewa of rakers counted none of their kernels (an ensemble expert's footprint was None), so two rakers of 0.6
+    GiB passed together where half of 2 GiB is the budget."""
+    from okl.features import random_fourier
+    from okl.learners.multikernel import raker_code
+
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    monkeypatch.setattr(raker_code, "code_features", lambda *a: pytest.fail("drew the frequencies with no check"))
+    D = int(0.4 * system.GIB / (8 * (5 + 4)))  # 0.4 GiB a kernel: one fits in half of 2 GiB, three do not
+    with pytest.raises(ResourceError, match=r"^raker: the states of its 3 experts together .*: lower learner\.D$"):
+        LEARNERS.get("raker")(5, sigma2=(0.1, 1.0, 10.0), D=D, variant="code")
+    monkeypatch.setattr(random_fourier, "_orthogonal_rows", lambda g, D, d: np.zeros((D, d)))  # draw nothing
+    D = int(0.3 * system.GIB / (8 * (5 + 4)))  # 0.3 GiB a kernel, two kernels a raker
+    raker = {"name": "raker", "D": D, "sigma2": [1.0, 2.0]}
+    LEARNERS.get("ewa")(5, experts=[raker, {"name": "fogd"}])  # one raker fits
+    with pytest.raises(ResourceError, match=r"^ewa: the states of its 3 experts together \(the states of its 2 "):
+        LEARNERS.get("ewa")(5, experts=[raker, raker, {"name": "pkawv_taylor"}])
+
+
+def test_an_expert_too_large_alone_is_refused_with_its_own_advice(monkeypatch):
+    """An expert too large by itself is named with its own numbers and advice (fogd's D that fits), not as the
+    experts together with the first one's description."""
+    monkeypatch.setattr(system, "available_memory", lambda: 2 * system.GIB)
+    D = int(1.5 * system.GIB / (8 * (5 + 4)))  # 1.5 GiB: more than half of 2 GiB alone
+    with pytest.raises(
+        ResourceError, match=rf"^fogd: D={D:,} frequencies .*: lower learner\.D \(at most [\d,]+ fit\)$"
+    ):
+        LEARNERS.get("ewa")(5, experts=[{"name": "fogd", "D": 50}, {"name": "fogd", "D": D}])
+
+
 def test_adaraker_checks_its_frequencies_and_levels_before_it_draws_them(monkeypatch):
     """AdaRaker keeps each kernel's D×d frequencies and θ of the levels started: learner.D=100000000 drew
     frequencies until its time ran out, with no check. Its footprint counts the levels the rounds start."""

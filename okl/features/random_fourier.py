@@ -65,15 +65,18 @@ def embed(maps: list[RandomFourierFeatures], X: np.ndarray) -> np.ndarray:
 
 def _orthogonal_rows(g: np.random.Generator, D: int, d: int) -> np.ndarray:
     """S Q stacked over ⌈D/d⌉ independent blocks (first D rows): Q Haar-orthogonal, S_ii ~ χ_d. Each block draws its
-    Gaussian d×d matrix for Q, then the one for S; ``BLOCKS`` blocks at a time draw and factor together (stacked
-    QR), the same numbers as block by block (tested), which took learner.D=40000000 minutes in Python's loop."""
+    Gaussian d×d matrix for Q, then the one for S; an eighth of the blocks (at most ``BLOCKS``) are drawn and factored
+    together (stacked QR): the same numbers as block by block (tested), which took learner.D=40000000 minutes in
+    Python's loop. Their temporaries (the Gaussians, Q, R, S·Q) take 5/8 of the rows' memory at most, so the peak
+    stays below the block-by-block draw's stacking copy (twice the rows), which the learners' footprints allow for."""
     total = -(-D // d)
     V = np.empty((total * d, d))
-    for a in range(0, total, BLOCKS):
-        k = min(BLOCKS, total - a)
+    step = max(1, min(BLOCKS, total // 8))
+    for a in range(0, total, step):
+        k = min(step, total - a)
         G = g.standard_normal((k, 2, d, d))  # block by block: Q's matrix, then S's
         Q, R = np.linalg.qr(G[:, 0])
         Q *= np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]  # Haar measure (Mezzadri 2007)
-        S = np.linalg.norm(G[:, 1], axis=2)  # χ_d
-        V[a * d : (a + k) * d] = (S[:, :, None] * Q).reshape(k * d, d)
+        Q *= np.linalg.norm(G[:, 1], axis=2)[:, :, None]  # S: χ_d
+        V[a * d : (a + k) * d] = Q.reshape(k * d, d)
     return V[:D]

@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from okl import system
 from okl.errors import ConfigError
 from okl.learners.base import LEARNERS, BlockLearner, Learner, register
 from okl.learners.ensembles.weights import normalised
@@ -84,9 +83,26 @@ class EWA(BlockLearner):
     """Exponential weights over learner experts."""
 
     Params = EWAParams
+    lighter = "use fewer or lighter experts (learner.experts)"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
-        super().__init__(d, horizon=horizon, **params)
+        super().__init__(
+            d, horizon=horizon, **params
+        )  # its footprint: the experts' planned states, before any is built
+        specs, seeded = self._specs()
+        self.experts = []
+        for cls, spec in specs:
+            try:
+                self.experts.append(cls(d, horizon=horizon, **spec))
+            except ConfigError as exc:
+                raise ConfigError(_expert_keys(exc, len(self.experts))) from None
+        self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
+        if not seeded and getattr(self.params, "seed", 0):  # no expert draws with the run's seed: one run (one id)
+            self.params = replace(self.params, seed=0)
+
+    def _specs(self) -> tuple[list[tuple[type[Learner], dict]], bool]:
+        """Each expert's learner and keys (an expert that draws and sets no seed takes the run's), and whether one
+        took it."""
         specs, seeded = [], False
         for spec in self.expert_configs():
             spec = dict(spec)
@@ -96,16 +112,24 @@ class EWA(BlockLearner):
             if cls.beforehand is not None:
                 raise ConfigError(f"ewa: expert {cls.name!r} sees the stream beforehand; experts must be online")
             specs.append((cls, spec))
-        self.experts = []
-        self._require_together([_planned_state(d, i, cls, spec) for i, (cls, spec) in enumerate(specs)])
-        for cls, spec in specs:
-            try:
-                self.experts.append(cls(d, horizon=horizon, **spec))
-            except ConfigError as exc:
-                raise ConfigError(_expert_keys(exc, len(self.experts))) from None
-        self.log_w = np.zeros(len(self.experts))  # log w_{p,t} − max_p, for the next round
-        if not seeded and getattr(self.params, "seed", 0):  # no expert draws with the run's seed: one run (one id)
-            self.params = replace(self.params, seed=0)
+        return specs, seeded
+
+    def footprint(self, rounds: int) -> tuple[int, str] | None:
+        """The experts' states together, each planned from its keys (:meth:`Learner.planned`), so that they are
+        checked before any expert is built: each allocates its state as it is built (raker at D=100,000,000 drew and
+        wrote 6.7 GiB of frequencies for its first kernel, then its second, before their sum was refused), and
+        three pkawv_taylor experts at d=18, M=5 (8.4 GiB each) had been let through where 22.7 GiB were available.
+        An expert that is an ensemble counts its own experts (raker's kernels, in either variant)."""
+        planned = self._planned_experts()
+        found = [f for f in (expert.footprint(rounds) for expert in planned) if f is not None]
+        if len(found) < 2:
+            return found[0] if found else None
+        some = f"{len(found)} of its {len(planned)}" if len(found) < len(planned) else f"its {len(found)}"
+        return sum(nbytes for nbytes, _ in found), f"the states of {some} experts together ({found[0][1]}, ...)"
+
+    def _planned_experts(self) -> list[Learner]:
+        """The experts as :meth:`Learner.planned` gives them: their keys, no state."""
+        return [_planned(self.d, i, cls, spec) for i, (cls, spec) in enumerate(self._specs()[0])]
 
     def check_task(self, task: str) -> None:
         """ewa's own loss, and each expert's, must not be a loss of labels on a regression stream (the rule of
@@ -124,27 +148,12 @@ class EWA(BlockLearner):
                 raise ConfigError(f"ewa's expert {i} ({expert.name}): {_expert_keys(exc, i)}") from None
 
     def require_memory(self, rounds: int) -> None:
-        """Each expert's check (an expert keeps its whole state: omkl's support vectors grow with the rounds), then
-        their states' sum (:meth:`_require_together`; checked before round 1 as before any expert is built)."""
-        super().require_memory(rounds)
-        experts = getattr(self, "experts", ())  # none yet when the base class checks at construction
-        for expert in experts:
+        """Each expert's own check, with its own advice (omkl's experts keep every support vector without a budget;
+        a fogd expert too large alone is named with its D), then their states together (:meth:`footprint`). Before
+        the experts are built, their planned selves are checked."""
+        for expert in getattr(self, "experts", None) or self._planned_experts():
             expert.require_memory(rounds)
-        self._require_together([expert.footprint(rounds) for expert in experts])
-
-    def _require_together(self, found: list[tuple[int, str] | None]) -> None:
-        """The experts' states (their footprints) must fit together: three pkawv_taylor experts at d=18, M=5 (8.4 GiB
-        each) were let through where 22.7 GiB were available; and before any expert is built, since each allocates
-        its own state as it is built (raker at D=100,000,000 drew and wrote 6.7 GiB of frequencies for its first
-        kernel, then its second, before the sum was refused)."""
-        found = [f for f in found if f is not None]
-        if len(found) > 1:
-            system.require_memory(
-                sum(nbytes for nbytes, _ in found),
-                f"{self.name}: the states of its {len(found)} experts together ({found[0][1]}, ...)",
-                self.lighter or "use fewer or lighter experts (learner.experts)",
-                share=system.STATE_SHARE,
-            )
+        super().require_memory(rounds)
 
     @property
     def grows(self) -> bool:
@@ -187,24 +196,23 @@ class EWA(BlockLearner):
         return sum(e.model_size for e in self.experts)
 
 
-def _planned_state(d: int, i: int, cls: type[Learner], spec: dict) -> tuple[int, str] | None:
-    """Expert i's state before its first round (``cls(d, **spec)``'s footprint at 0 rounds), without building it
-    (:meth:`Learner.planned`); its key errors in okl-run's keys. Remembered for specs of plain values: the interval
-    ensembles build an instance of their ewa every other round, each with the same experts but their rates."""
+def _planned(d: int, i: int, cls: type[Learner], spec: dict) -> Learner:
+    """Expert i as :meth:`Learner.planned` gives it (its key errors in okl-run's keys), kept for specs of plain values:
+    the interval ensembles build an instance of their ewa every other round, each with the same experts."""
     items: tuple | None = tuple(sorted(spec.items()))
     try:
         hash(items)
-    except TypeError:  # a key holds a list or a mapping (an ewa of ewas): nothing to remember it by
+    except TypeError:  # a key holds a list or a mapping (an ewa of ewas): nothing to keep it by
         items = None
     try:
-        return cls.planned(d, **spec).footprint(0) if items is None else _planned_footprint(d, cls, items)
+        return cls.planned(d, **spec) if items is None else _planned_kept(d, cls, items)
     except ConfigError as exc:
         raise ConfigError(_expert_keys(exc, i)) from None
 
 
 @functools.lru_cache(maxsize=256)
-def _planned_footprint(d: int, cls: type[Learner], spec: tuple) -> tuple[int, str] | None:
-    return cls.planned(d, **dict(spec)).footprint(0)
+def _planned_kept(d: int, cls: type[Learner], items: tuple) -> Learner:
+    return cls.planned(d, **dict(items))
 
 
 def _expert_keys(exc: ConfigError, i: int) -> str:

@@ -46,6 +46,7 @@ class OMKL(Raker):
     """Hedge over Gaussian-kernel OGD experts with support vectors."""
 
     Params = OMKLParams
+    lighter = "set learner.budget (the most support vectors kept per kernel)"
 
     def expert_configs(self) -> list[Mapping]:
         p = self.params
