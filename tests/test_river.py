@@ -514,3 +514,14 @@ def test_a_files_rows_feed_rivers_and_okls_classifiers(tmp_path, no_data):
     model = Classifier("fogd", eta=0.5)
     for x, y in got:
         model.learn_one(x, y)
+
+
+@pytest.mark.parametrize("label", [float("nan"), None])
+def test_a_multiclassifier_refuses_a_missing_label_and_registers_no_class(label):
+    """Each NaN label had become a class of its own (NaN != NaN): predict_one could answer nan and the probabilities
+    spread over the phantom classes."""
+    model = MultiClassifier("fsgd")
+    model.learn_one({"a": 1.0}, "cat")
+    with pytest.raises(ValueError, match=r"^okl.river.MultiClassifier: learn_one got a missing label .*: drop the"):
+        model.learn_one({"a": 0.0}, label)
+    assert model._labels == ["cat"] and model.predict_one({"a": 0.0}) == "cat"

@@ -539,3 +539,75 @@ def test_a_file_that_cannot_be_read_is_not_told_to_change_the_data_directory(tmp
     assert "Permission denied" in message and "\n" not in message
     assert message.startswith("cannot write the parsed cache" if inside else f"cannot read {path}")
     assert ("OKL_DATA_DIR" in message) == inside
+
+
+def _frame_pair(tmp_path, fmt: str, test_columns: list[str]):
+    """A training file of columns a, b, y and a held-out file of ``test_columns`` (the same rows' values by name)."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.standard_normal((40, 2)), 6)
+    values = {"a": X[:, 0], "b": X[:, 1], "c": X[:, 1], "y": np.round(2 * X[:, 0], 6)}
+    tmp_path.mkdir(exist_ok=True)
+    train, test = tmp_path / f"train.{fmt}", tmp_path / f"test.{fmt}"
+    for path, columns, rows in ((train, ["a", "b", "y"], slice(0, 30)), (test, test_columns, slice(30, 40))):
+        frame = pd.DataFrame({c: values[c][rows] for c in columns})
+        frame.to_csv(path, index=False) if fmt == "csv" else frame.to_parquet(path, index=False)
+    return train, test
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("columns", [["b", "a", "y"], ["a", "c", "y"]])
+def test_a_held_out_file_with_other_feature_columns_is_refused_not_read_by_position(tmp_path, no_data, fmt, columns):
+    """The held-out file was matched by its columns' count: one written b, a reached the learner as [b, a] under the
+    names a, b (test loss 5.6 against 1.7 in the training file's order), and one of columns a, c scored c as b."""
+    train, test = _frame_pair(tmp_path, fmt, columns)
+    with pytest.raises(DataError, match=rf"^{test}: its feature columns \({columns[0]}, {columns[1]}\) are not those"):
+        from_file(train, target="y", test_path=str(test))
+    same = from_file(train, target="y", test_path=str(_frame_pair(tmp_path / "same", fmt, ["a", "b", "y"])[1]))
+    assert same.features == ["a", "b"] and same.test_set()[0].shape == (10, 2)
+
+
+@pytest.mark.parametrize("names", [["a", "b", "a"], ["a", "y", "y"]])
+def test_a_parquet_file_naming_a_column_twice_is_refused_as_a_csv_is(tmp_path, no_data, names):
+    """A repeated feature made every feature twice (d = 4 from a, b, a); a repeated target, an internal error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_arrays([pa.array([1.0, 2.0, 3.0])] * 3, names=names), tmp_path / "twice.parquet")
+    with pytest.raises(DataError, match=rf"names column '{names[2]}' twice \(columns \d and 3\): rename one$"):
+        from_file(tmp_path / "twice.parquet", target="b" if "b" in names else "y")
+
+
+def test_an_npz_with_arrays_X_and_x_reads_X(tmp_path, no_data):
+    """Array names were matched without case and the last one won: x over X."""
+    X = np.arange(12.0).reshape(6, 2)
+    np.savez(tmp_path / "both.npz", X=X, x=np.ones_like(X), y=np.arange(6.0))
+    np.testing.assert_array_equal(np.concatenate([c[0] for c in from_file(tmp_path / "both.npz").chunks()]), X)
+
+
+@pytest.mark.parametrize("suffix", ["csv.gz", "csv.xz"])
+def test_a_compressed_file_cut_short_or_corrupt_is_a_one_line_error_about_the_file(tmp_path, no_data, suffix):
+    """A .gz or .xz cut short (an interrupted copy) was an internal EOFError; a .gz with a bad CRC was blamed on the
+    data directory ("set OKL_DATA_DIR to a writable folder")."""
+    import lzma
+
+    text = ("a,b,y\n" + "".join(f"{i},{i % 7},{i % 3}\n" for i in range(20000))).encode()
+    data = gzip.compress(text) if suffix.endswith("gz") else lzma.compress(text)
+    cut = tmp_path / f"cut.{suffix}"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match=rf"^{cut}: its compressed content is cut short or corrupt \(.+\): copy or"):
+        from_file(cut, target="y")
+    if suffix.endswith("gz"):
+        crc = bytearray(data)
+        crc[-6] ^= 0xFF  # the CRC
+        bad = tmp_path / "crc.csv.gz"
+        bad.write_bytes(bytes(crc))
+        with pytest.raises(DataError, match=rf"^{bad}: its compressed content is cut short or corrupt \(CRC"):
+            from_file(bad, target="y")
+
+
+def test_a_csv_whose_lines_end_in_a_carriage_return_alone_is_a_one_line_error(tmp_path, no_data):
+    """Old Mac line endings made the whole file the header line: csv's "new-line character seen", internal."""
+    path = tmp_path / "cr.csv"
+    path.write_bytes(b"a,b,y\r1,2,3\r4,5,6\r")
+    with pytest.raises(DataError, match=r"its lines end in a carriage return alone .*: save it with LF or CRLF$"):
+        from_file(path, target="y")

@@ -38,11 +38,14 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import gzip
 import hashlib
 import json
+import lzma
 import os
 import re
 import shutil
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,7 +88,9 @@ ROWS = 1 << 16  # rows per chunk of the array formats
 # A format's parse revision, in its caches' names, so that a cache parsed by older code is parsed again: csv and tsv
 # 2, the header read as the rows are (it was split on every separator: '"price, usd",b,y' named three columns of a
 # two-feature table, 'a,a,y' dropped the second a from the inputs)
-PARSE_REVISION = {"csv": 2, "tsv": 2}
+# parquet 1, npz 1: a Parquet file naming a column twice is refused (each feature was read twice); an .npz holding
+# X and x reads X (x had been read)
+PARSE_REVISION = {"csv": 2, "tsv": 2, "parquet": 1, "npz": 1}
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,11 @@ class UserFile(FileDataset):
             train, held = _split(train, p.test_fraction)
         if held is not None and held.meta["d"] != train.meta["d"]:
             raise DataError(f"{p.test_path}: {held.meta['d']} features, but {p.path} has {train.meta['d']}")
+        if p.test_path and {fmt, test_fmt} <= NAMED and held.meta["features"] != train.meta["features"]:
+            raise DataError(  # read by position, a held-out file of columns b,a was scored as a,b: silently wrong
+                f"{p.test_path}: its feature columns ({_listed(held.meta['features'])}) are not those of {p.path} "
+                f"({_listed(train.meta['features'])}) in that order: write the held-out file with the same columns"
+            )
         self._cached = {"train": train, **({"test": held} if held is not None else {})}
         labels = np.concatenate([part.y for part in self._cached.values()])
         if p.task == "binary" and p.positive and len(np.unique(labels)) > 2:  # positive splits the labels in two:
@@ -346,6 +356,9 @@ def outdated(data: Path) -> list[Path]:
     return found
 
 
+COMPRESSED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)  # reading a .gz, .xz, .bz2 that is cut or corrupt
+
+
 def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, d: int | None = None) -> None:
     tmp = directory.with_name(f"{directory.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -375,6 +388,11 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         shutil.rmtree(directory, ignore_errors=True)  # (its caller holds the cache's lock)
         tmp.replace(directory)
+    except COMPRESSED as exc:  # gzip's bad CRC is an OSError: it was blamed on the data directory; a cut file, internal
+        what = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(
+            f"{path}: its compressed content is cut short or corrupt ({what}): copy or write it again"
+        ) from None
     except OSError as exc:
         failed = Path(exc.filename).resolve() if exc.filename else None
         if failed is not None and not failed.is_relative_to(directory.parent.resolve()):  # your file, not the cache
@@ -424,6 +442,7 @@ def _chunks(
         yield from _arrays(path, fmt, target)
 
 
+NAMED = {"csv", "tsv", "parquet"}  # formats whose feature columns have names (a held-out file's must match them)
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which Excel writes before a CSV's header
 
 
@@ -440,6 +459,8 @@ def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
     except UnicodeDecodeError:
         line, encoding = raw[skip:].decode("latin-1"), "latin-1"
     line = line.rstrip("\r\n")
+    if "\r" in line:  # no LF: the whole file was its "first line" (csv's "new-line character seen", an internal error)
+        raise DataError(f"{path}: its lines end in a carriage return alone (old Mac text): save it with LF or CRLF")
     if not line:
         raise DataError(f"{path}: the file is empty (a header line and rows of numbers were expected)")
     columns = [c.strip() for c in next(csv.reader([line], delimiter=sep))]  # quotes as the rows' parser reads them
@@ -449,12 +470,23 @@ def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
                 f"{path}: column {i + 1} of the header has no name (the index DataFrame.to_csv writes: save the file "
                 "with index=False, or name the column)"
             )
-        if columns.index(column) != i:  # a second "a" was dropped from the inputs, silently
+    _named_once(path, columns)
+    return columns, skip, encoding
+
+
+def _named_once(path: Path, columns: list[str]) -> None:
+    """Refuse a table that names a column twice: a CSV's second "a" was dropped from the inputs, silently; a Parquet
+    file's made every feature twice (and a second target column, an internal error)."""
+    for i, column in enumerate(columns):
+        if columns.index(column) != i:
             raise DataError(
                 f"{path}: the header names column {column!r} twice (columns {columns.index(column) + 1} "
                 f"and {i + 1}): rename one"
             )
-    return columns, skip, encoding
+
+
+def _listed(names: list[str], most: int = 6) -> str:
+    return ", ".join(names[:most]) + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
 def _past(fh, skip: int):
@@ -469,6 +501,7 @@ def _parquet(path: Path, target: str | None, names: list[str]) -> Iterator[tuple
     except (OSError, pa.ArrowException) as exc:
         raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
     columns = table.schema_arrow.names
+    _named_once(path, columns)
     target = None if target is None else str(target)  # a column named 3 is target=3
     if target is None or target not in columns:
         what = "name the target column" if target is None else f"no column {target!r}"
@@ -537,6 +570,7 @@ def _arrays(path: Path, fmt: str, target: str | None) -> Iterator[tuple[np.ndarr
         keys = {k.lower(): k for k in loaded.files}
         if not {"x", "y"} <= set(keys):
             raise DataError(f"{path}: an .npz needs arrays X and y (it holds {', '.join(loaded.files)})")
+        keys |= {k.lower(): k for k in ("X", "y") if k in loaded.files}  # X and x both there: X (x had won, silently)
         try:
             X, y = loaded[keys["x"]], loaded[keys["y"]]
         except ValueError as exc:  # an array of Python objects (text, mixed types), which okl never unpickles

@@ -258,6 +258,8 @@ class MultiClassifier(_Adapter, base.Classifier):
         return True
 
     def learn_one(self, x: dict, y: Hashable) -> None:
+        if y is None or y != y:  # None, or a NaN: each NaN had become a class of its own (NaN != NaN)
+            raise ValueError(f"okl.river.MultiClassifier: learn_one got a missing label ({y!r}): drop the sample")
         new = y not in self._index
         if new:
             self._index[y] = len(self._labels)
