@@ -167,7 +167,24 @@ def test_a_held_out_set_of_the_streams_own_rows_is_refused(tmp_path, no_data):
             ConfigError,
             r"^target: name the target column of data.csv \(its columns: a, b, y\)$",
         ),
-        ("a,y\n1,2\nx,3\n", {"target": "y"}, DataError, r"data.csv: line 3: column 'a' holds 'x', not a number$"),
+        (
+            "a,y\n1,2\nx,3\n",
+            {"target": "y"},
+            DataError,
+            r"data.csv: line 3: column 'a' holds 'x', not a number$",
+        ),
+        (  # what to do with labels of words
+            "a,y\n1,no\n2,yes\n",
+            {"target": "y"},
+            DataError,
+            r"data.csv: line 2: column 'y' holds 'no', not a number: encode the labels as numbers \(0/1, or 0..C-1 ",
+        ),
+        (  # Python's float reads 1_000, the file's parser does not: its message had no line and no column
+            "a,y\n1_000,2\n",
+            {"target": "y"},
+            DataError,
+            r"data.csv: line 2: column 'a' holds '1_000', not a number$",
+        ),
         (  # the second a was dropped from the inputs without a word
             "a,a,y\n0,1,0.5\n1,0,1.5\n",
             {"target": "y"},

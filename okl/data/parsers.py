@@ -223,11 +223,17 @@ def _diagnose(opener: Opener, fmt: Delimited, name: str, encoding: str) -> None:
                 if column in fmt.drop or (fmt.features is not None and column not in (fmt.target, *fmt.features)):
                     continue
                 try:
+                    if "_" in field:  # Python's float reads 1_000, the parser does not (a message with no line)
+                        raise ValueError(field)
                     value = float(field.replace(fmt.decimal, "."))
                 except ValueError:
                     missing = field.strip() in ("", "NA", "NaN", "nan", "null", "None")
-                    empty = ": a missing value, drop or impute it" if missing else ""
-                    raise DataError(f"{where}: column {column!r} holds {field!r}, not a number{empty}") from None
+                    fix = (
+                        ": a missing value, drop or impute it" if missing
+                        else ": encode the labels as numbers (0/1, or 0..C-1 for C classes)" if column == fmt.target
+                        else ""
+                    )  # fmt: skip
+                    raise DataError(f"{where}: column {column!r} holds {field!r}, not a number{fix}") from None
                 if not np.isfinite(value):
                     raise DataError(f"{where}: column {column!r} holds {field!r}, not a finite number")
 
