@@ -210,6 +210,18 @@ def test_a_learner_and_a_dataset_never_run_together_are_named_with_the_learners_
         )
 
 
+def test_a_grouping_that_would_average_runs_of_several_datasets_is_refused(okl_run, results_root, capsys):
+    """--by learner averaged fogd's losses on different datasets into one cell (0-1 errors with square losses: "3.191 ±
+    5.6 (5 runs, 1 seed)"); grouping by dataset too, or choosing one, is fine."""
+    assert okl_run("learner=fogd", "n=100", "progress=false")[0] == 0
+    assert okl_run("learner=fogd", "dataset=alternating", "n=100", "progress=false")[0] == 0
+    code, out, err = call(lambda: results_cli.main(["--by", "learner"]), capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("okl-results: error: a group holds runs on 2 datasets (") and "--by ... dataset" in err
+    assert len(results.summary(by=["learner", "dataset"])) == 2
+    assert len(results.summary(by=["learner"], dataset="alternating")) == 1
+
+
 def test_a_key_named_twice_or_as_a_string_groups_once(sweep):
     """okl-results --by learner learner printed a traceback ("cannot insert learner, already exists"), and
     summary(by="learner") grouped by the columns 'l', 'e', ..."""

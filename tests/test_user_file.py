@@ -628,3 +628,11 @@ def test_a_csv_whose_lines_end_in_a_carriage_return_alone_is_a_one_line_error(tm
     path.write_bytes(b"a,b,y\r1,2,3\r4,5,6\r")
     with pytest.raises(DataError, match=r"its lines end in a carriage return alone .*: save it with LF or CRLF$"):
         from_file(path, target="y")
+
+
+def test_a_utf16_csv_is_named_as_text_to_save_as_utf8(tmp_path, no_data):
+    """Excel's "Unicode text" (UTF-16) was called a binary file, to check dataset.format."""
+    path = tmp_path / "excel.csv"
+    path.write_bytes("a,y\n1,2\n3,4\n".encode("utf-16"))
+    with pytest.raises(DataError, match=r"excel.csv: UTF-16 text: save it as UTF-8 \(Excel: CSV UTF-8\)$"):
+        from_file(path, target="y")

@@ -452,6 +452,8 @@ def _header(path: Path, sep: str) -> tuple[list[str], int, str]:
     with open_content(path) as fh:
         raw = fh.readline()
     skip = len(BOM) if raw.startswith(BOM) else 0
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # Excel's "Unicode text": text, not the binary file it was called
+        raise DataError(f"{path}: UTF-16 text: save it as UTF-8 (Excel: CSV UTF-8)")
     if b"\x00" in raw:  # an .npy, a Parquet file... read as text: its "columns" were its binary header
         raise DataError(f"{path}: a binary file, not {'CSV' if sep == ',' else 'TSV'} text: check dataset.format")
     try:
