@@ -87,8 +87,8 @@ def vector(x: Mapping, order: Sequence[Hashable]) -> np.ndarray:
     None (river's missing value) is an error naming its feature (numpy made it NaN, which the learner then refused as
     "nan at index 0")."""
     values = list(map(x.get, order, repeat(0.0)))
-    if None in values:
-        bad = order[values.index(None)]
+    if (missing := next((i for i, v in enumerate(values) if v is None), None)) is not None:  # "in": == on an array
+        bad = order[missing]
         raise ConfigError(
             f"feature {bad!r} is None (a missing value): impute it first (e.g. river's preprocessing.StatImputer) or "
             "drop the key"
@@ -103,8 +103,9 @@ def vector(x: Mapping, order: Sequence[Hashable]) -> np.ndarray:
 
 
 def _is_number(value: object) -> bool:
+    """One number (an array of one, which float() reads, is not a feature's value)."""
     try:
         float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return False
-    return True
+    return np.ndim(value) == 0

@@ -525,3 +525,13 @@ def test_a_multiclassifier_refuses_a_missing_label_and_registers_no_class(label)
     with pytest.raises(ValueError, match=r"^okl.river.MultiClassifier: learn_one got a missing label .*: drop the"):
         model.learn_one({"a": 0.0}, label)
     assert model._labels == ["cat"] and model.predict_one({"a": 0.0}) == "cat"
+
+
+@pytest.mark.parametrize("value", [np.array([1.0, 2.0]), np.array([1.0])])
+def test_an_array_as_a_feature_value_is_named_as_not_a_number(value):
+    """A numpy array as a value was numpy's "truth value of an array ... is ambiguous" (the check for None compared
+    every value with ==)."""
+    model = Regressor("fogd")
+    model.learn_one({"a": 1.0, "b": 2.0}, 1.0)
+    with pytest.raises(ConfigError, match=r"^feature 'b' is array\(\[.*not a number: encode it first"):
+        model.learn_one({"a": 1.0, "b": value}, 1.0)
