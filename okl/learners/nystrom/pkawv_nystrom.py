@@ -40,9 +40,10 @@ one process, a loaded machine, against the commit before) a joining round taken 
 The floor of the per-round path, measured on casp (pkrr, σ = λ = 1, one process, the older objects frozen as
 ``okl-run`` does, three runs, a machine whose blocks took 0.31-0.45 s in the same process): the compiled calls
 alone (:func:`_peek_one`, then ``update_one``, KORS's skip and the history's record, no Python around them) take
-0.60-0.66 s for the rounds that add no point, the joining rounds 0.24-0.26 s, so 2.6-2.9× the blocks' 0.31-0.33 s
-before any Python is counted; the rounds through ``predict_one``/``learn_one`` took 0.78-0.92 s (with the checks of
-the inputs, the key of the round and the calls' frames), 3.3-3.7× in all. A round's matrix-vector products are
+0.60-0.66 s for the rounds that add no point, the joining rounds 0.24-0.26 s, so 2.5-3.0× the blocks' 0.31-0.33 s
+before any Python is counted; through ``predict_one``/``learn_one`` the rounds that add no point took 0.78-0.92 s
+(with the checks of the inputs, the key of the round and the calls' frames), and ``okl-bench``'s per-round line
+reads 3.5× (BENCHMARKS.md). A round's matrix-vector products are
 bound by the core's cache bandwidth where the block's matrix products are bound by its arithmetic, so rounds played
 one by one stay near 3× the blocks whatever their Python costs.
 
