@@ -64,7 +64,8 @@ def find(spec: Spec, file: File, data: Path, mirror: Path | None) -> Located | N
 
 
 # What a decompressor raises on an empty, truncated or mislabelled file.
-UNREADABLE = (EOFError, OSError, lzma.LZMAError, zlib.error, zipfile.BadZipFile)
+CORRUPT = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error, zipfile.BadZipFile)  # a compressed file cut short
+UNREADABLE = (OSError, *CORRUPT)  # or corrupt, and what opening or reading any file raises
 
 
 REPLACE = "replace it, or remove it and run okl-data fetch"  # a file of the data directory

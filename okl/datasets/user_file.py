@@ -38,14 +38,11 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
-import gzip
 import hashlib
 import json
-import lzma
 import os
 import re
 import shutil
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +54,7 @@ import pyarrow.parquet as pq
 from okl import system
 from okl.data import cache, parsers
 from okl.data.catalog import Delimited, Part, Spec
-from okl.data.sources import data_dir, open_content
+from okl.data.sources import CORRUPT, data_dir, open_content
 from okl.datasets.base import register
 from okl.datasets.real import FileDataset, FileParams
 from okl.errors import ConfigError, DataError, OklError, in_python_words
@@ -356,9 +353,6 @@ def outdated(data: Path) -> list[Path]:
     return found
 
 
-COMPRESSED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)  # reading a .gz, .xz, .bz2 that is cut or corrupt
-
-
 def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, d: int | None = None) -> None:
     tmp = directory.with_name(f"{directory.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -388,7 +382,7 @@ def _parse(path: Path, sha: str, fmt: str, target: str | None, directory: Path, 
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         shutil.rmtree(directory, ignore_errors=True)  # (its caller holds the cache's lock)
         tmp.replace(directory)
-    except COMPRESSED as exc:  # gzip's bad CRC is an OSError: it was blamed on the data directory; a cut file, internal
+    except CORRUPT as exc:  # gzip's bad CRC is an OSError: it was blamed on the data directory; a cut file, internal
         what = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(
             f"{path}: its compressed content is cut short or corrupt ({what}): copy or write it again"

@@ -86,9 +86,8 @@ class EWA(BlockLearner):
     lighter = "use fewer or lighter experts (learner.experts)"
 
     def __init__(self, d: int, *, horizon: int | None = None, **params) -> None:
-        super().__init__(
-            d, horizon=horizon, **params
-        )  # its footprint: the experts' planned states, before any is built
+        # the base class checks the footprint, the experts' planned states, before any expert is built
+        super().__init__(d, horizon=horizon, **params)
         specs, seeded = self._specs()
         self.experts = []
         for cls, spec in specs:
